@@ -1,0 +1,75 @@
+# fleetq: the two commands a newcomer needs are `make demo` and `make test`.
+# Everything else here is a step those two run, exposed for developers.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: help install tools fleet-tools crds lint typecheck test test-unit test-integration test-e2e \
+        demo fleet-up fleet-down fleet-status bench clean
+
+help:
+	@echo "make demo   - build tools, start a local fleet, run GPU jobs, tear down (KEEP=1 keeps it)"
+	@echo "make test   - lint, type-check and run unit, integration and e2e tests"
+	@echo "make tools  - build kube-apiserver, etcd, kwok, helm, kueue... from Go modules (cached)"
+	@echo "make fleet-up / fleet-status / fleet-down - a local dev fleet (1 manager + 2 workers)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+tools: install
+	$(BIN)/fleetq dev tools
+
+# The tools a local fleet needs (helm and kueue are for later tiers: `make tools` builds all).
+FLEET_TOOLS ?= kubernetes etcd kwok
+fleet-tools: install
+	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
+
+crds: install
+	$(BIN)/python -m core.api.crdgen
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+test-unit: install
+	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+
+test-integration: install fleet-tools
+	$(BIN)/pytest tests/integration -q $(PYTEST_ARGS)
+
+test-e2e: install fleet-tools
+	$(BIN)/pytest tests/e2e -q $(PYTEST_ARGS)
+
+# One pytest run for every tier, so the fleet starts once for the whole session.
+test: install fleet-tools lint typecheck
+	$(BIN)/pytest tests -q -rfEs $(PYTEST_ARGS)
+
+demo: install fleet-tools
+	$(BIN)/fleetq dev demo $(if $(KEEP),--keep,)
+
+fleet-up: install fleet-tools
+	$(BIN)/fleetq dev up --workers 2
+
+fleet-status: install
+	$(BIN)/fleetq dev status
+
+fleet-down: install
+	$(BIN)/fleetq dev down
+
+bench: install
+	$(BIN)/python bench/engine/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The `fleetq` command line."""

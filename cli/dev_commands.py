@@ -1,0 +1,135 @@
+"""`fleetq dev ...`: build the tools and run a local fleet of real control planes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.fleet import Fleet, FleetError
+from devfleet.fleet_spec import FleetSpecError, load_fleet_spec
+from devfleet.kwokctl import KwokctlError
+from devfleet.toolchain import ToolBuildError, build_tools
+
+console = Console(stderr=True)
+
+
+def register(commands: Any) -> None:
+    dev = commands.add_parser("dev", help="local development fleet (offline, kwok nodes)")
+    sub = dev.add_subparsers(dest="dev_command", metavar="ACTION", required=True)
+
+    tools = sub.add_parser("tools", help="build the Kubernetes tools from Go modules (cached)")
+    tools.add_argument("names", nargs="*", help="only these tools (default: all)")
+    tools.set_defaults(handler=_tools)
+
+    up = sub.add_parser("up", help="start a manager and N worker clusters")
+    up.add_argument("--workers", type=int, default=2, help="number of worker clusters (2)")
+    up.add_argument("--lite", action="store_true",
+                    help="etcd + apiserver only (no scheduler, controllers or nodes)")
+    up.add_argument("--fleet", type=Path, help="fleet description YAML (default: built in)")
+    up.add_argument("--name", default="dev", help="fleet name (default: dev)")
+    up.set_defaults(handler=_up)
+
+    status = sub.add_parser("status", help="show the fleet's clusters and nodes")
+    status.add_argument("--name", default="dev", help="fleet name (default: dev)")
+    status.set_defaults(handler=_status)
+
+    demo = sub.add_parser("demo", help="the `make demo` run: fleet up, GPU job, fleet down")
+    demo.add_argument("--keep", action="store_true", help="leave the demo fleet running")
+    demo.set_defaults(handler=_demo)
+
+    down = sub.add_parser("down", help="stop every cluster and remove the fleet's state")
+    down.add_argument("--name", default="dev", help="fleet name (default: dev)")
+    down.set_defaults(handler=_down)
+
+
+def _say(line: str) -> None:
+    console.print(line, highlight=False)
+
+
+def _tools(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    try:
+        report = build_tools(args.names or None, progress=_say)
+    except ToolBuildError as exc:
+        console.print(f"[red]tool build failed[/red]\n{exc}", highlight=False)
+        return 1
+    built = ", ".join(f"{name} {secs:.0f}s" for name, secs in report.built.items()) or "nothing"
+    _say(f"tools ready in {time.monotonic() - started:.0f}s (built: {built})")
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    try:
+        spec = load_fleet_spec(args.fleet).with_worker_count(args.workers)
+        fleet = Fleet(args.name).up(spec, lite=args.lite, progress=_say)
+    except (FleetError, FleetSpecError, KwokctlError) as exc:
+        console.print(f"[red]fleetq dev up: {exc}[/red]", highlight=False)
+        return 1
+    _print_summary(fleet)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from devfleet.demo import run_demo
+
+    try:
+        return run_demo(keep=args.keep, say=_say)
+    except (FleetError, FleetSpecError, KwokctlError) as exc:
+        console.print(f"[red]fleetq dev demo: {exc}[/red]", highlight=False)
+        return 1
+
+
+def _status(args: argparse.Namespace) -> int:
+    fleet = Fleet(args.name)
+    record = fleet.record()
+    if record is None:
+        _say(f"fleet {args.name!r} is not running (start it with `fleetq dev up`)")
+        return 1
+    alive = set(fleet.answering())
+    _print_summary(fleet.access(), alive=alive)
+    return 0 if alive == set(record.clusters) else 1
+
+
+def _down(args: argparse.Namespace) -> int:
+    fleet = Fleet(args.name)
+    if fleet.record() is None and not fleet.dir.exists():
+        _say(f"fleet {args.name!r} is not running; nothing to do")
+        return 0
+    started = time.monotonic()
+    _say(f"fleet {args.name!r}: stopping")
+    leftovers = fleet.down(progress=_say)
+    if leftovers:
+        return 1
+    _say(f"fleet {args.name!r}: down in {time.monotonic() - started:.1f}s, nothing left running")
+    return 0
+
+
+def _print_summary(fleet: RunningFleet, alive: set[str] | None = None) -> None:
+    table = Table(title=f"fleet {fleet.name} ({'lite' if fleet.lite else 'full'})")
+    for column in ("cluster", "state", "server", "nodes", "GPUs", "kubeconfig"):
+        table.add_column(column)
+    for member in fleet.all:
+        state = "up" if alive is None or member.name in alive else "DOWN"
+        nodes, gpus = _node_figures(member) if state == "up" else ("-", "-")
+        table.add_row(member.name, state, member.server, nodes, gpus, str(member.kubeconfig))
+    Console().print(table)
+    print(f"export KUBECONFIG={fleet.manager.kubeconfig}   # the manager", file=sys.stdout)
+
+
+def _node_figures(member: ClusterAccess) -> tuple[str, str]:
+    from kubernetes import client
+
+    try:
+        with member.api_client() as api_client:
+            nodes = client.CoreV1Api(api_client).list_node(_request_timeout=5).items
+    except Exception as exc:  # noqa: BLE001 - status output must not crash
+        return ("?", f"error: {str(exc).splitlines()[0][:40]}")
+    gpus = sum(int((n.status.allocatable or {}).get("nvidia.com/gpu", "0")) for n in nodes)
+    return (str(len(nodes)), str(gpus))

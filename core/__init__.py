@@ -1,0 +1,1 @@
+"""Shared foundation of the hub and the worker agent: API types, engine, Kubernetes runtime."""

@@ -1,0 +1,1 @@
+"""A local, offline Kubernetes fleet for development and tests: tool builds and clusters."""

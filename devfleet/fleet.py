@@ -1,0 +1,253 @@
+"""Bring a local fleet (one manager + N workers, each a real control plane) up and down.
+
+A fleet has a name ("dev" for a developer, a unique one per test session) and a state
+directory holding kwokctl's work directory, one kubeconfig per cluster (certificate data
+inline) and `fleet.json`, the record `status` and `down` read. `up` refuses to start over a
+fleet that is still answering, and quietly clears one whose processes are gone (after a
+reboot, say). `down` deletes every cluster, then makes sure no process of the fleet is left
+and every port it used is closed, before removing the state directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.cluster_readiness import install_nodes, wait_ready
+from devfleet.fleet_spec import FleetSpec
+from devfleet.kwok_stages import write_kwok_config
+from devfleet.kwokctl import Kwokctl, KwokctlError, check_binaries
+
+Progress = Callable[[str], None]
+
+
+class FleetError(RuntimeError):
+    """Something the user must act on (already running, tools missing, start failed)."""
+
+
+def fleet_home() -> Path:
+    """Root of all fleets' state; override with FLEETQ_HOME."""
+    override = os.environ.get("FLEETQ_HOME")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "fleetq"
+
+
+@dataclass(frozen=True)
+class FleetRecord:
+    """What fleet.json holds: enough to find, check and remove every cluster."""
+
+    name: str
+    lite: bool
+    clusters: dict[str, str]  # cluster role name -> kwokctl cluster name
+    kubeconfigs: dict[str, str]
+    servers: dict[str, str]
+    started_at: float
+    ready_seconds: float
+
+
+class Fleet:
+    """One named fleet's state directory and the operations on it."""
+
+    def __init__(self, name: str = "dev", home: Path | None = None) -> None:
+        self.name = name
+        self.dir = (home or fleet_home()) / "fleets" / name
+        self.kwokctl = Kwokctl(self.dir / "kwok")
+
+    @property
+    def record_path(self) -> Path:
+        return self.dir / "fleet.json"
+
+    def kwok_cluster_name(self, role: str) -> str:
+        return f"fq-{self.name}-{role}"
+
+    def record(self) -> FleetRecord | None:
+        if not self.record_path.exists():
+            return None
+        return FleetRecord(**json.loads(self.record_path.read_text()))
+
+    def access(self) -> RunningFleet:
+        record = self.record()
+        if record is None:
+            raise FleetError(f"fleet {self.name!r} is not up; run `fleetq dev up`")
+        members = [
+            ClusterAccess(role, Path(record.kubeconfigs[role]), record.servers[role])
+            for role in record.clusters
+        ]
+        return RunningFleet(self.name, record.lite, members[0], tuple(members[1:]))
+
+    def answering(self) -> list[str]:
+        """Roles whose apiserver port still accepts connections."""
+        record = self.record()
+        if record is None:
+            return []
+        return [role for role, server in record.servers.items() if _port_open(server)]
+
+    # -- up ---------------------------------------------------------------------------
+    def up(self, spec: FleetSpec, *, lite: bool, progress: Progress = print) -> RunningFleet:
+        check_binaries()
+        if self.record() is not None:
+            alive = self.answering()
+            if alive:
+                mode = "lite" if self.record().lite else "full"  # type: ignore[union-attr]
+                raise FleetError(
+                    f"fleet {self.name!r} ({mode}) is already running: {', '.join(alive)} "
+                    f"answering. Use `fleetq dev status` to see it or `fleetq dev down` first."
+                )
+            progress(f"fleet {self.name!r}: clearing a stale record (its clusters are gone)")
+            self.down(progress=lambda _: None)
+        started = time.monotonic()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.kwokctl.workdir.mkdir(parents=True, exist_ok=True)
+        config = None if lite else write_kwok_config(self.dir / "kwok-stages.yaml")
+        roles = [cluster.name for cluster in spec.clusters]
+        names = {role: self.kwok_cluster_name(role) for role in roles}
+        mode = "lite: etcd + apiserver" if lite else "full: etcd, apiserver, controller-manager, "
+        mode += "" if lite else "scheduler, kwok"
+        progress(f"fleet {self.name!r}: starting {len(roles)} clusters ({mode})")
+        try:
+            self._create_clusters(names, lite=lite, config=config, progress=progress,
+                                  started=started)
+            kubeconfigs = self._write_kubeconfigs(names)
+            servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
+            members = [ClusterAccess(role, Path(kubeconfigs[role]), servers[role]) for role in roles]
+            fleet = RunningFleet(self.name, lite, members[0], tuple(members[1:]))
+            record = FleetRecord(self.name, lite, names, kubeconfigs, servers, time.time(), 0.0)
+            self.record_path.write_text(json.dumps(asdict(record), indent=2))
+            self._prepare_clusters(fleet, spec, lite=lite, progress=progress, started=started)
+        except BaseException:
+            progress(f"fleet {self.name!r}: start failed, removing what was started")
+            self.down(progress=lambda _: None)
+            raise
+        elapsed = time.monotonic() - started
+        record = FleetRecord(self.name, lite, names, kubeconfigs, servers, time.time(), elapsed)
+        self.record_path.write_text(json.dumps(asdict(record), indent=2))
+        progress(f"fleet {self.name!r}: ready in {elapsed:.1f}s")
+        return fleet
+
+    def _create_clusters(self, names: dict[str, str], *, lite: bool, config: Path | None,
+                         progress: Progress, started: float) -> None:
+        procs = {role: self.kwokctl.start_create(name, lite=lite, config=config)
+                 for role, name in names.items()}
+        failures = []
+        for role, proc in procs.items():
+            code = proc.wait(timeout=300)
+            if code != 0:
+                failures.append(f"{role}: kwokctl exit {code}\n{self.kwokctl.creation_log(names[role])}")
+            else:
+                progress(f"  [{time.monotonic() - started:5.1f}s] {role}: control plane started")
+        if failures:
+            raise FleetError("could not start clusters:\n" + "\n".join(failures))
+
+    def _write_kubeconfigs(self, names: dict[str, str]) -> dict[str, str]:
+        directory = self.dir / "kubeconfigs"
+        directory.mkdir(exist_ok=True)
+        paths = {}
+        for role, name in names.items():
+            path = directory / f"{role}.kubeconfig"
+            path.write_text(self.kwokctl.kubeconfig(name))
+            path.chmod(0o600)
+            paths[role] = str(path)
+        return paths
+
+    def _prepare_clusters(self, fleet: RunningFleet, spec: FleetSpec, *, lite: bool,
+                          progress: Progress, started: float) -> None:
+        specs = {cluster.name: cluster for cluster in spec.clusters}
+
+        def prepare(member: ClusterAccess) -> str:
+            cluster_spec = specs[member.name]
+            if not lite:
+                install_nodes(member, cluster_spec)
+            wait_ready(member, cluster_spec, lite=lite, timeout=180)
+            return f"  [{time.monotonic() - started:5.1f}s] {member.name}: ready"
+
+        with ThreadPoolExecutor(max_workers=len(fleet.all)) as pool:
+            for line in pool.map(prepare, fleet.all):
+                progress(line)
+
+    # -- down -------------------------------------------------------------------------
+    def down(self, progress: Progress = print) -> list[str]:
+        """Delete every cluster and leave no process, port or file behind; return leftovers."""
+        record = self.record()
+        ports = [urlparse(s).port for s in (record.servers.values() if record else ())]
+        names = list(record.clusters.values()) if record else []
+        try:
+            names = sorted(set(names) | set(self.kwokctl.clusters()))
+        except KwokctlError:
+            pass
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            for name, error in zip(names, pool.map(self._delete_quietly, names), strict=True):
+                progress(f"  {name}: {'deleted' if error is None else 'delete failed: ' + error}")
+        killed = _kill_processes_under(self.dir)
+        if killed:
+            progress(f"  stopped {len(killed)} leftover process(es): {', '.join(killed)}")
+        still_open = [str(p) for p in ports if p and _port_open(f"https://127.0.0.1:{p}")]
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if still_open:
+            progress(f"  WARNING: ports still listening: {', '.join(still_open)}")
+        return still_open
+
+    def _delete_quietly(self, name: str) -> str | None:
+        try:
+            self.kwokctl.delete(name)
+        except KwokctlError as exc:
+            return str(exc).splitlines()[0]
+        return None
+
+
+def _server_of(kubeconfig: Path) -> str:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(kubeconfig.read_text())
+    return str(data["clusters"][0]["cluster"]["server"])
+
+
+def _port_open(server: str) -> bool:
+    url = urlparse(server)
+    try:
+        with socket.create_connection((url.hostname or "127.0.0.1", url.port or 443), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _kill_processes_under(directory: Path) -> list[str]:
+    """Stop any process whose command line mentions the fleet's directory (a safety net)."""
+    marker = str(directory)
+    found: list[tuple[int, str]] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append((int(entry.name), cmdline.split(" ", 1)[0].rsplit("/", 1)[-1]))
+    for pid, _ in found:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid, _ in found):
+        time.sleep(0.2)
+    for pid, _ in found:
+        _signal(pid, signal.SIGKILL)
+    return [f"{name}[{pid}]" for pid, name in found]
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,70 @@
+"""The kwok stages our fake clusters run: how fake nodes and pods move through their lives.
+
+kwokctl's built-in "fast" pod stages finish a Job's pod the moment it runs, which is useless
+for watching a queue drain. We run kwok's *general* pod stages instead, which honour
+per-pod annotations such as `pod-complete.stage.kwok.x-k8s.io/delay: 30s`, so a job can
+ask how long its pods "run". When kwokctl is given any stage it drops all of its defaults,
+so the node stages are listed here too.
+
+The stage definitions are kwok's own, read at run time from the kwok Go module that
+`make tools` downloads (nothing is copied into this repository).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from devfleet.toolchain import KWOK_VERSION, tool
+
+RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
+"""Annotation on a pod (template) saying how long it runs before it succeeds, e.g. "30s"."""
+
+_STAGE_FILES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "kustomize/stage/pod/general/pod-create.yaml",
+    "kustomize/stage/pod/general/pod-init-container-running.yaml",
+    "kustomize/stage/pod/general/pod-init-container-completed.yaml",
+    "kustomize/stage/pod/general/pod-ready.yaml",
+    "kustomize/stage/pod/general/pod-complete.yaml",
+    "kustomize/stage/pod/general/pod-delete.yaml",
+)
+
+
+class StageFilesMissing(RuntimeError):
+    """The kwok module (and so its stage files) is not in the Go module cache."""
+
+
+def kwok_module_dir() -> Path:
+    """Locate sigs.k8s.io/kwok in the Go module cache (downloading it if needed)."""
+    env = dict(os.environ, GOTOOLCHAIN=os.environ.get("GOTOOLCHAIN", "local"))
+    done = subprocess.run(
+        ["go", "mod", "download", "-json", f"sigs.k8s.io/kwok@{KWOK_VERSION}"],
+        cwd=tool("kwok").module_dir,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise StageFilesMissing(
+            f"cannot locate the kwok {KWOK_VERSION} module: {done.stderr.strip()[-500:]}"
+        )
+    return Path(json.loads(done.stdout)["Dir"])
+
+
+def write_kwok_config(destination: Path) -> Path:
+    """Write a kwokctl --config file holding the node and pod stages; return its path."""
+    module = kwok_module_dir()
+    documents = []
+    for relative in _STAGE_FILES:
+        path = module / relative
+        if not path.exists():
+            raise StageFilesMissing(f"kwok stage file missing from the module: {path}")
+        documents.append(path.read_text().strip())
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    destination.write_text("\n---\n".join(documents) + "\n")
+    return destination

@@ -1,0 +1,126 @@
+"""Thin wrapper over kwokctl's binary runtime: one real control plane per call, no containers.
+
+kwokctl runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kwok
+controller as local processes with their own PKI and random loopback ports. We always pass
+our own binaries (built by `devfleet.toolchain`) so it never tries to download anything,
+and a private work directory so several fleets (a developer's and a test run's) coexist.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from devfleet.toolchain import KUBERNETES_VERSION, binary_path, missing_binaries
+
+FULL_ONLY_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "kwok-controller")
+
+
+class KwokctlError(RuntimeError):
+    """kwokctl failed; the message holds the command and what it printed."""
+
+
+@dataclass(frozen=True)
+class Kwokctl:
+    """kwokctl bound to one work directory (where it keeps PKI, logs, pids and configs)."""
+
+    workdir: Path
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                "KWOK_WORKDIR": str(self.workdir),
+                "KWOK_RUNTIME": "binary",
+                "KWOK_KUBE_VERSION": KUBERNETES_VERSION,
+                "KWOK_KUBE_APISERVER_BINARY": str(binary_path("kube-apiserver")),
+                "KWOK_KUBE_CONTROLLER_MANAGER_BINARY": str(binary_path("kube-controller-manager")),
+                "KWOK_KUBE_SCHEDULER_BINARY": str(binary_path("kube-scheduler")),
+                "KWOK_KUBECTL_BINARY": str(binary_path("kubectl")),
+                "KWOK_CONTROLLER_BINARY": str(binary_path("kwok")),
+                "KWOK_ETCD_BINARY": str(binary_path("etcd")),
+            }
+        )
+        return env
+
+    def command(self, *args: str) -> list[str]:
+        return [str(binary_path("kwokctl")), *args]
+
+    def run(self, *args: str, timeout: float = 300) -> str:
+        cmd = self.command(*args)
+        try:
+            done = subprocess.run(
+                cmd, env=self.env(), capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise KwokctlError(f"timed out after {timeout:.0f}s: {' '.join(cmd)}") from exc
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr).strip()[-3000:]
+            raise KwokctlError(f"kwokctl failed (exit {done.returncode}): {' '.join(cmd)}\n{output}")
+        return done.stdout
+
+    def create_args(self, name: str, *, lite: bool, config: Path | None) -> list[str]:
+        """Arguments of `kwokctl create cluster` for a full or lite (etcd + apiserver) cluster."""
+        args = [
+            "create",
+            "cluster",
+            "--name",
+            name,
+            "--runtime",
+            "binary",
+            "--kubeconfig",
+            "",
+            "--kube-authorization",
+            "--kube-admission",
+            "--quiet-pull",
+            "--wait",
+            "0s",
+            "--timeout",
+            "240s",
+        ]
+        if lite:
+            args += ["--disable", ",".join(FULL_ONLY_COMPONENTS)]
+        if config is not None:
+            args += ["--config", str(config)]
+        return args
+
+    def start_create(self, name: str, *, lite: bool, config: Path | None) -> subprocess.Popen[str]:
+        """Start `kwokctl create cluster` in the background (clusters start in parallel)."""
+        log = (self.workdir / f"create-{name}.log").open("w")
+        return subprocess.Popen(
+            self.command(*self.create_args(name, lite=lite, config=config)),
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def creation_log(self, name: str) -> str:
+        path = self.workdir / f"create-{name}.log"
+        return path.read_text()[-3000:] if path.exists() else ""
+
+    def kubeconfig(self, name: str) -> str:
+        return self.run("get", "kubeconfig", "--name", name, timeout=60)
+
+    def delete(self, name: str) -> None:
+        self.run("delete", "cluster", "--name", name, timeout=120)
+
+    def clusters(self) -> list[str]:
+        if not self.workdir.exists():
+            return []
+        return [line.strip() for line in self.run("get", "clusters", timeout=30).splitlines()
+                if line.strip()]
+
+
+def check_binaries(needed: Sequence[str] = ("kubernetes", "etcd", "kwok")) -> None:
+    """Fail with a clear instruction when the fleet's tools are not built yet."""
+    missing = missing_binaries(needed)
+    if missing:
+        raise KwokctlError(
+            "the local fleet's tools are not built: "
+            + ", ".join(missing)
+            + "\nrun `make tools` (or `fleetq dev tools`) first; a cold build takes ~25 min"
+        )

@@ -1,0 +1,87 @@
+"""Batch Jobs that run on the fake nodes of a local fleet, and a way to watch them finish.
+
+The pods' "run time" is the kwok stage annotation: a pod stays Running that long, then
+succeeds. Everything else is an ordinary batch/v1 Job, scheduled by the real scheduler.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from devfleet.cluster_access import ClusterAccess
+from devfleet.kwok_stages import RUN_DURATION_ANNOTATION
+
+
+def gpu_job(name: str, *, gpus_per_pod: int, pods: int, run_seconds: float,
+            node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Job of `pods` pods, each asking for `gpus_per_pod` nvidia.com/gpu (0: CPU only)."""
+    resources: dict[str, Any] = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    if gpus_per_pod:
+        resources["limits"] = {"nvidia.com/gpu": str(gpus_per_pod)}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "parallelism": pods,
+            "completions": pods,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"annotations": {RUN_DURATION_ANNOTATION: f"{run_seconds:g}s"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": dict(node_selector or {}),
+                    "containers": [
+                        {"name": "main", "image": "registry.invalid/train:latest",
+                         "resources": resources}
+                    ],
+                },
+            },
+        },
+    }
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """Where a Job's pods ran and how long the whole Job took."""
+
+    name: str
+    succeeded: int
+    nodes: tuple[str, ...]
+    seconds: float
+
+
+def run_job(member: ClusterAccess, namespace: str, job: dict[str, Any], *, timeout: float = 120,
+            progress: Callable[[str], None] | None = None) -> JobOutcome:
+    """Create the Job and wait for it to complete; raise with its state if it does not."""
+    from kubernetes import client
+
+    name = job["metadata"]["name"]
+    started = time.monotonic()
+    with member.api_client() as api_client:
+        batch = client.BatchV1Api(api_client)
+        core = client.CoreV1Api(api_client)
+        batch.create_namespaced_job(namespace, job)
+        deadline = started + timeout
+        last_phases = ""
+        while time.monotonic() < deadline:
+            status = batch.read_namespaced_job_status(name, namespace).status
+            pods = core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items
+            phases = ", ".join(sorted(f"{p.metadata.name[-5:]}:{p.status.phase}" for p in pods))
+            if progress and phases != last_phases:
+                progress(f"  [{time.monotonic() - started:5.1f}s] job {name}: {phases or 'no pods yet'}")
+                last_phases = phases
+            if _condition(status, "Complete"):
+                nodes = tuple(sorted({p.spec.node_name for p in pods if p.spec.node_name}))
+                return JobOutcome(name, status.succeeded or 0, nodes, time.monotonic() - started)
+            if _condition(status, "Failed"):
+                raise RuntimeError(f"job {namespace}/{name} failed: {status}")
+            time.sleep(0.5)
+    raise TimeoutError(f"job {namespace}/{name} not complete after {timeout:.0f}s: {last_phases}")
+
+
+def _condition(status: Any, kind: str) -> bool:
+    return any(c.type == kind and c.status == "True" for c in (status.conditions or []))

@@ -1,0 +1,1 @@
+"""The manager: controllers, scheduler loop, MultiKueue dispatch, visibility, webhooks."""

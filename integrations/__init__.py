@@ -1,0 +1,1 @@
+"""One module per job kind: job <-> Workload translation, suspend/resume, remote sync rules."""

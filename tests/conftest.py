@@ -1,0 +1,136 @@
+"""Session-wide test fixtures: one real local fleet per test session, a namespace per test.
+
+The fleet starts once (lite when only integration tests are collected; full — scheduler,
+controller-manager and kwok nodes — when any e2e test is) and is always torn down, also when
+a test fails, the run is interrupted (Ctrl-C, SIGTERM) or an earlier run was killed outright
+(its fleet is found by the dead pid in its name and removed). Set FLEETQ_TEST_FLEET=<name>
+to run the tests against an already running fleet instead (it is left running).
+
+Without the tools built, real-cluster tests fail under CI (CI=true) and are skipped with
+an instruction elsewhere: a missing tool is never silently skipped in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.fleet import Fleet, fleet_home
+from devfleet.fleet_spec import load_fleet_spec
+from devfleet.toolchain import missing_binaries
+
+TESTS_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by tier from their folder, so `-m` selections work without boilerplate."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if TESTS_DIR / "integration" in path.parents:
+            item.add_marker(pytest.mark.integration)
+        elif TESTS_DIR / "e2e" in path.parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+def _remove_fleets_of_dead_sessions() -> None:
+    fleets = fleet_home() / "fleets"
+    if not fleets.exists():
+        return
+    for directory in fleets.glob("test-*"):
+        pid = directory.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            Fleet(directory.name).down(progress=lambda _: None)
+
+
+def _require_tools() -> None:
+    missing = missing_binaries(["kubernetes", "etcd", "kwok"])
+    if not missing:
+        return
+    message = "fleet tools not built (" + ", ".join(missing) + "); run `make tools`"
+    if os.environ.get("CI"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def session_fleet(request: pytest.FixtureRequest) -> Iterator[RunningFleet]:
+    existing = os.environ.get("FLEETQ_TEST_FLEET")
+    if existing:
+        yield Fleet(existing).access()
+        return
+    _require_tools()
+    _remove_fleets_of_dead_sessions()
+    needs_full = any(item.get_closest_marker("e2e") for item in request.session.items)
+    fleet = Fleet(f"test-{os.getpid()}")
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        spec = load_fleet_spec().with_worker_count(2)
+        yield fleet.up(spec, lite=not needs_full, progress=_log)
+    finally:
+        fleet.down(progress=_log)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _log(line: str) -> None:
+    print(line, flush=True)
+
+
+@pytest.fixture(scope="session")
+def lite_fleet(session_fleet: RunningFleet) -> RunningFleet:
+    """Real apiservers (manager + 2 workers); a full fleet serves too."""
+    return session_fleet
+
+
+@pytest.fixture(scope="session")
+def full_fleet(session_fleet: RunningFleet) -> RunningFleet:
+    """The fleet with scheduler, controller-manager and kwok nodes on every cluster."""
+    if session_fleet.lite:
+        pytest.fail("this test needs the full fleet but the session fleet is lite", pytrace=False)
+    return session_fleet
+
+
+NamespaceFactory = Callable[..., str]
+
+
+@pytest.fixture
+def namespace_factory(session_fleet: RunningFleet) -> Iterator[NamespaceFactory]:
+    """Create uniquely named namespaces on chosen clusters; all are deleted after the test."""
+    from kubernetes import client
+
+    created: list[tuple[ClusterAccess, str]] = []
+
+    def create(prefix: str = "t", clusters: tuple[ClusterAccess, ...] | None = None,
+               labels: dict[str, str] | None = None) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        for member in clusters or session_fleet.all:
+            with member.api_client() as api_client:
+                client.CoreV1Api(api_client).create_namespace(
+                    {"metadata": {"name": name, "labels": labels or {}}}
+                )
+            created.append((member, name))
+        return name
+
+    yield create
+    for member, name in created:
+        try:
+            with member.api_client() as api_client:
+                client.CoreV1Api(api_client).delete_namespace(name)
+        except Exception:  # noqa: BLE001, S110 - best effort: the fleet goes away at session end
+            pass
+
+
+@pytest.fixture
+def namespace(namespace_factory: NamespaceFactory) -> str:
+    """A fresh namespace, present on every cluster of the fleet."""
+    return namespace_factory()

@@ -1,0 +1,72 @@
+"""The tool builder's bookkeeping: cache layout, stamps, idempotence and loud failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from devfleet import toolchain
+from devfleet.toolchain import TOOLS, ToolBuildError, build_tools, is_current, tool
+
+
+@pytest.fixture
+def tools_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FLEETQ_TOOLS_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_every_tool_has_a_wrapper_module_with_pinned_versions() -> None:
+    for go_tool in TOOLS:
+        go_mod = (go_tool.module_dir / "go.mod").read_text()
+        assert (go_tool.module_dir / "go.sum").exists(), go_tool.name
+        assert go_tool.version.lstrip("v") in go_mod.replace("v0.36.", "v1.36."), go_tool.name
+        assert set(go_tool.checks) == set(go_tool.binaries)
+
+
+def test_kubernetes_is_version_stamped() -> None:
+    flags = " ".join(tool("kubernetes").ldflags)
+    assert "k8s.io/component-base/version.gitVersion=v1.36.3" in flags
+    assert "gitMinor=36" in flags
+
+
+def test_cache_is_versioned_and_outside_the_repo(tools_dir: Path) -> None:
+    etcd = tool("etcd")
+    assert etcd.install_dir == tools_dir / f"etcd-{etcd.version}"
+    assert toolchain.REPO_ROOT not in etcd.install_dir.parents
+
+
+def test_a_built_tool_with_a_matching_stamp_is_skipped(tools_dir: Path) -> None:
+    helm = tool("helm")
+    helm.install_dir.mkdir(parents=True)
+    (helm.install_dir / "helm").write_text("#!/bin/sh\n")
+    assert not is_current(helm)  # no stamp yet
+    (helm.install_dir / ".stamp").write_text(helm.stamp() + "\n")
+    assert is_current(helm)
+    lines: list[str] = []
+    report = build_tools(["helm"], progress=lines.append)
+    assert report.skipped == ["helm"] and report.built == {}
+    assert "already built" in lines[0]
+
+
+def test_a_changed_wrapper_module_invalidates_the_stamp(tools_dir: Path) -> None:
+    helm = tool("helm")
+    helm.install_dir.mkdir(parents=True)
+    (helm.install_dir / "helm").write_text("")
+    (helm.install_dir / ".stamp").write_text("0123456789abcdef\n")
+    assert not is_current(helm)
+
+
+def test_unknown_tools_are_refused(tools_dir: Path) -> None:
+    with pytest.raises(ToolBuildError, match="unknown tools: nope"):
+        build_tools(["nope"], progress=lambda _: None)
+
+
+def test_a_binary_without_the_expected_version_fails_loudly(tools_dir: Path) -> None:
+    etcd = tool("etcd")
+    etcd.install_dir.mkdir(parents=True)
+    fake = etcd.install_dir / "etcd"
+    fake.write_text("#!/bin/sh\necho 'etcd Version: 3.4.0'\n")
+    fake.chmod(0o755)
+    with pytest.raises(ToolBuildError, match="printed no '3.6"):
+        toolchain.check_version(etcd, "etcd")

@@ -1,0 +1,1 @@
+"""The worker agent: capacity reports, local admission, status sync."""
