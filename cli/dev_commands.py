@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.cluster_readiness import ClusterNotReady
 from devfleet.fleet import Fleet, FleetError
 from devfleet.fleet_spec import FleetSpecError, load_fleet_spec
 from devfleet.kwokctl import KwokctlError
@@ -30,8 +31,11 @@ def register(commands: Any) -> None:
 
     up = sub.add_parser("up", help="start a manager and N worker clusters")
     up.add_argument("--workers", type=int, default=2, help="number of worker clusters (2)")
-    up.add_argument("--lite", action="store_true",
-                    help="etcd + apiserver only (no scheduler, controllers or nodes)")
+    up.add_argument(
+        "--lite",
+        action="store_true",
+        help="etcd + apiserver only (no scheduler, controllers or nodes)",
+    )
     up.add_argument("--fleet", type=Path, help="fleet description YAML (default: built in)")
     up.add_argument("--name", default="dev", help="fleet name (default: dev)")
     up.set_defaults(handler=_up)
@@ -69,7 +73,7 @@ def _up(args: argparse.Namespace) -> int:
     try:
         spec = load_fleet_spec(args.fleet).with_worker_count(args.workers)
         fleet = Fleet(args.name).up(spec, lite=args.lite, progress=_say)
-    except (FleetError, FleetSpecError, KwokctlError) as exc:
+    except (FleetError, FleetSpecError, KwokctlError, ClusterNotReady) as exc:
         console.print(f"[red]fleetq dev up: {exc}[/red]", highlight=False)
         return 1
     _print_summary(fleet)
@@ -81,7 +85,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     try:
         return run_demo(keep=args.keep, say=_say)
-    except (FleetError, FleetSpecError, KwokctlError) as exc:
+    except (FleetError, FleetSpecError, KwokctlError, ClusterNotReady) as exc:
         console.print(f"[red]fleetq dev demo: {exc}[/red]", highlight=False)
         return 1
 
@@ -113,13 +117,15 @@ def _down(args: argparse.Namespace) -> int:
 
 def _print_summary(fleet: RunningFleet, alive: set[str] | None = None) -> None:
     table = Table(title=f"fleet {fleet.name} ({'lite' if fleet.lite else 'full'})")
-    for column in ("cluster", "state", "server", "nodes", "GPUs", "kubeconfig"):
+    for column in ("cluster", "state", "server", "nodes", "GPUs"):
         table.add_column(column)
     for member in fleet.all:
         state = "up" if alive is None or member.name in alive else "DOWN"
         nodes, gpus = _node_figures(member) if state == "up" else ("-", "-")
-        table.add_row(member.name, state, member.server, nodes, gpus, str(member.kubeconfig))
-    Console().print(table)
+        table.add_row(member.name, state, member.server, nodes, gpus)
+    Console(width=max(100, Console().width)).print(table)
+    for member in fleet.all:
+        print(f"{member.name:<10} kubeconfig: {member.kubeconfig}", file=sys.stdout)
     print(f"export KUBECONFIG={fleet.manager.kubeconfig}   # the manager", file=sys.stdout)
 
 
@@ -129,7 +135,7 @@ def _node_figures(member: ClusterAccess) -> tuple[str, str]:
     try:
         with member.api_client() as api_client:
             nodes = client.CoreV1Api(api_client).list_node(_request_timeout=5).items
-    except Exception as exc:  # noqa: BLE001 - status output must not crash
+    except Exception as exc:
         return ("?", f"error: {str(exc).splitlines()[0][:40]}")
     gpus = sum(int((n.status.allocatable or {}).get("nvidia.com/gpu", "0")) for n in nodes)
     return (str(len(nodes)), str(gpus))

@@ -11,8 +11,9 @@ def register(commands: Any) -> None:
     simulate = commands.add_parser(
         "simulate", help="simulate a workload trace through the engine (virtual clock)"
     )
-    simulate.add_argument("--config", type=Path, required=True,
-                          help="generator YAML (upstream perf generator format)")
+    simulate.add_argument(
+        "--config", type=Path, required=True, help="generator YAML (upstream perf generator format)"
+    )
     simulate.set_defaults(handler=_simulate)
 
 

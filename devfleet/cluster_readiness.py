@@ -44,12 +44,11 @@ def _wait_apiserver(member: ClusterAccess, timeout: float) -> None:
     while time.monotonic() < deadline:
         try:
             with member.api_client() as api_client:
-                response = api_client.call_api("GET", f"{member.server}/readyz",
-                                               _request_timeout=5)
+                response = api_client.call_api("GET", f"{member.server}/readyz", _request_timeout=5)
                 if response.status == 200:
                     return
                 last = f"/readyz returned {response.status}"
-        except Exception as exc:  # noqa: BLE001 - any failure means "not yet"
+        except Exception as exc:
             last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         time.sleep(0.5)
     raise ClusterNotReady(f"{member.name}: apiserver at {member.server} not ready: {last}")
@@ -77,9 +76,8 @@ def wait_ready(member: ClusterAccess, spec: ClusterSpec, *, lite: bool, timeout:
                 has_sa = False
             if len(ready) >= spec.node_count and has_sa:
                 return
-            missing = (
-                f"{len(ready)}/{spec.node_count} nodes Ready"
-                + ("" if has_sa else ", no default ServiceAccount yet (controller-manager)")
+            missing = f"{len(ready)}/{spec.node_count} nodes Ready" + (
+                "" if has_sa else ", no default ServiceAccount yet (controller-manager)"
             )
             time.sleep(0.5)
     raise ClusterNotReady(f"{member.name}: not ready after {timeout:.0f}s: {missing}")

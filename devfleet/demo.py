@@ -60,16 +60,23 @@ def run_demo(*, keep: bool, say: Say) -> int:
         outcome = run_job(
             worker,
             namespace,
-            gpu_job("train-llm", gpus_per_pod=4, pods=2, run_seconds=5,
-                    node_selector={"fleetq.dev/node-pool": "gpu"}),
+            gpu_job(
+                "train-llm",
+                gpus_per_pod=4,
+                pods=2,
+                run_seconds=5,
+                node_selector={"fleetq.dev/node-pool": "gpu"},
+            ),
             progress=say,
         )
         _print_outcome(console, worker.name, outcome)
         say(f"demo done in {time.monotonic() - started:.0f}s")
     finally:
         if keep:
-            say(f"KEEP=1: fleet left running; KUBECONFIG={fleet.manager.kubeconfig}; "
-                "stop it with `fleetq dev down --name demo`")
+            say(
+                f"KEEP=1: fleet left running; KUBECONFIG={fleet.manager.kubeconfig}; "
+                "stop it with `fleetq dev down --name demo`"
+            )
         else:
             say("tearing the fleet down")
             fleet_handle.down(progress=say)
@@ -87,6 +94,11 @@ def _print_outcome(console: Console, cluster: str, outcome: JobOutcome) -> None:
     table = Table(title="job outcome")
     for column in ("cluster", "job", "pods succeeded", "nodes", "wall time"):
         table.add_column(column)
-    table.add_row(cluster, outcome.name, str(outcome.succeeded), ", ".join(outcome.nodes),
-                  f"{outcome.seconds:.1f}s")
+    table.add_row(
+        cluster,
+        outcome.name,
+        str(outcome.succeeded),
+        ", ".join(outcome.nodes),
+        f"{outcome.seconds:.1f}s",
+    )
     console.print(table)

@@ -10,6 +10,7 @@ and every port it used is closed, before removing the state directory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -26,8 +27,9 @@ from urllib.parse import urlparse
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
-from devfleet.kwok_stages import write_kwok_config
-from devfleet.kwokctl import Kwokctl, KwokctlError, check_binaries
+from devfleet.kwok_stages import stage_documents
+from devfleet.kwokctl import PORT_OPTIONS, Kwokctl, KwokctlError, check_binaries
+from devfleet.ports import allocate_ports
 
 Progress = Callable[[str], None]
 
@@ -111,18 +113,21 @@ class Fleet:
         started = time.monotonic()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.kwokctl.workdir.mkdir(parents=True, exist_ok=True)
-        config = None if lite else write_kwok_config(self.dir / "kwok-stages.yaml")
+        stages = [] if lite else stage_documents()
         roles = [cluster.name for cluster in spec.clusters]
         names = {role: self.kwok_cluster_name(role) for role in roles}
         mode = "lite: etcd + apiserver" if lite else "full: etcd, apiserver, controller-manager, "
         mode += "" if lite else "scheduler, kwok"
         progress(f"fleet {self.name!r}: starting {len(roles)} clusters ({mode})")
         try:
-            self._create_clusters(names, lite=lite, config=config, progress=progress,
-                                  started=started)
+            self._create_clusters(
+                names, lite=lite, stages=stages, progress=progress, started=started
+            )
             kubeconfigs = self._write_kubeconfigs(names)
             servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
-            members = [ClusterAccess(role, Path(kubeconfigs[role]), servers[role]) for role in roles]
+            members = [
+                ClusterAccess(role, Path(kubeconfigs[role]), servers[role]) for role in roles
+            ]
             fleet = RunningFleet(self.name, lite, members[0], tuple(members[1:]))
             record = FleetRecord(self.name, lite, names, kubeconfigs, servers, time.time(), 0.0)
             self.record_path.write_text(json.dumps(asdict(record), indent=2))
@@ -137,15 +142,27 @@ class Fleet:
         progress(f"fleet {self.name!r}: ready in {elapsed:.1f}s")
         return fleet
 
-    def _create_clusters(self, names: dict[str, str], *, lite: bool, config: Path | None,
-                         progress: Progress, started: float) -> None:
-        procs = {role: self.kwokctl.start_create(name, lite=lite, config=config)
-                 for role, name in names.items()}
+    def _create_clusters(
+        self,
+        names: dict[str, str],
+        *,
+        lite: bool,
+        stages: list[str],
+        progress: Progress,
+        started: float,
+    ) -> None:
+        ports = allocate_ports(len(PORT_OPTIONS) * len(names))
+        procs = {}
+        for index, (role, name) in enumerate(names.items()):
+            mine = ports[index * len(PORT_OPTIONS) : (index + 1) * len(PORT_OPTIONS)]
+            procs[role] = self.kwokctl.start_create(name, lite=lite, ports=mine, stages=stages)
         failures = []
         for role, proc in procs.items():
             code = proc.wait(timeout=300)
             if code != 0:
-                failures.append(f"{role}: kwokctl exit {code}\n{self.kwokctl.creation_log(names[role])}")
+                failures.append(
+                    f"{role}: kwokctl exit {code}\n{self.kwokctl.creation_log(names[role])}"
+                )
             else:
                 progress(f"  [{time.monotonic() - started:5.1f}s] {role}: control plane started")
         if failures:
@@ -162,8 +179,15 @@ class Fleet:
             paths[role] = str(path)
         return paths
 
-    def _prepare_clusters(self, fleet: RunningFleet, spec: FleetSpec, *, lite: bool,
-                          progress: Progress, started: float) -> None:
+    def _prepare_clusters(
+        self,
+        fleet: RunningFleet,
+        spec: FleetSpec,
+        *,
+        lite: bool,
+        progress: Progress,
+        started: float,
+    ) -> None:
         specs = {cluster.name: cluster for cluster in spec.clusters}
 
         def prepare(member: ClusterAccess) -> str:
@@ -183,10 +207,8 @@ class Fleet:
         record = self.record()
         ports = [urlparse(s).port for s in (record.servers.values() if record else ())]
         names = list(record.clusters.values()) if record else []
-        try:
+        with contextlib.suppress(KwokctlError):  # a broken work dir still gets cleaned below
             names = sorted(set(names) | set(self.kwokctl.clusters()))
-        except KwokctlError:
-            pass
         with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
             for name, error in zip(names, pool.map(self._delete_quietly, names), strict=True):
                 progress(f"  {name}: {'deleted' if error is None else 'delete failed: ' + error}")
@@ -247,7 +269,5 @@ def _kill_processes_under(directory: Path) -> list[str]:
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

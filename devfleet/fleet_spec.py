@@ -96,7 +96,7 @@ def parse_fleet_spec(data: Any) -> FleetSpec:
     if not isinstance(data, dict):
         raise FleetSpecError("a fleet description is a mapping with 'manager' and 'workers'")
     manager = _cluster(data.get("manager") or {}, MANAGER, "manager")
-    workers = []
+    workers: list[ClusterSpec] = []
     for index, raw in enumerate(data.get("workers") or ()):
         name = str((raw or {}).get("name") or f"worker-{index + 1}")
         if name == MANAGER or name in (w.name for w in workers):

@@ -56,8 +56,8 @@ def kwok_module_dir() -> Path:
     return Path(json.loads(done.stdout)["Dir"])
 
 
-def write_kwok_config(destination: Path) -> Path:
-    """Write a kwokctl --config file holding the node and pod stages; return its path."""
+def stage_documents() -> list[str]:
+    """The YAML documents of the node and pod stages, read from the kwok module."""
     module = kwok_module_dir()
     documents = []
     for relative in _STAGE_FILES:
@@ -65,6 +65,4 @@ def write_kwok_config(destination: Path) -> Path:
         if not path.exists():
             raise StageFilesMissing(f"kwok stage file missing from the module: {path}")
         documents.append(path.read_text().strip())
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    destination.write_text("\n---\n".join(documents) + "\n")
-    return destination
+    return documents

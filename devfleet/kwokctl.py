@@ -17,6 +17,15 @@ from pathlib import Path
 from devfleet.toolchain import KUBERNETES_VERSION, binary_path, missing_binaries
 
 FULL_ONLY_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "kwok-controller")
+PORT_OPTIONS = (
+    "kubeApiserverPort",
+    "etcdPort",
+    "etcdPeerPort",
+    "kwokControllerPort",
+    "kubeControllerManagerPort",
+    "kubeSchedulerPort",
+)
+"""Every port kwokctl's binary runtime would otherwise choose itself (see devfleet.ports)."""
 
 
 class KwokctlError(RuntimeError):
@@ -59,8 +68,35 @@ class Kwokctl:
             raise KwokctlError(f"timed out after {timeout:.0f}s: {' '.join(cmd)}") from exc
         if done.returncode != 0:
             output = (done.stdout + done.stderr).strip()[-3000:]
-            raise KwokctlError(f"kwokctl failed (exit {done.returncode}): {' '.join(cmd)}\n{output}")
+            raise KwokctlError(
+                f"kwokctl failed (exit {done.returncode}): {' '.join(cmd)}\n{output}"
+            )
         return done.stdout
+
+    def write_config(self, name: str, ports: Sequence[int], stages: Sequence[str]) -> Path:
+        """A kwokctl --config file: explicit ports for every component, plus kwok stages."""
+        options = "\n".join(
+            f"  {key}: {port}" for key, port in zip(PORT_OPTIONS, ports, strict=True)
+        )
+        header = (
+            "apiVersion: config.kwok.x-k8s.io/v1alpha1\n"
+            "kind: KwokctlConfiguration\n"
+            f"options:\n{options}"
+        )
+        path = self.workdir / f"config-{name}.yaml"
+        path.write_text("\n---\n".join([header, *stages]) + "\n")
+        return path
+
+    @staticmethod
+    def loopback_args(ports: Sequence[int]) -> list[str]:
+        """Keep every listener on 127.0.0.1 (kwokctl binds etcd and the apiserver to all)."""
+        by_option = dict(zip(PORT_OPTIONS, ports, strict=True))
+        pairs = [
+            "kube-apiserver=bind-address=127.0.0.1",
+            f"etcd=listen-client-urls=http://127.0.0.1:{by_option['etcdPort']}",
+            f"etcd=listen-peer-urls=http://127.0.0.1:{by_option['etcdPeerPort']}",
+        ]
+        return [arg for pair in pairs for arg in ("--extra-args", pair)]
 
     def create_args(self, name: str, *, lite: bool, config: Path | None) -> list[str]:
         """Arguments of `kwokctl create cluster` for a full or lite (etcd + apiserver) cluster."""
@@ -87,11 +123,15 @@ class Kwokctl:
             args += ["--config", str(config)]
         return args
 
-    def start_create(self, name: str, *, lite: bool, config: Path | None) -> subprocess.Popen[str]:
+    def start_create(
+        self, name: str, *, lite: bool, ports: Sequence[int], stages: Sequence[str]
+    ) -> subprocess.Popen[str]:
         """Start `kwokctl create cluster` in the background (clusters start in parallel)."""
+        config = self.write_config(name, ports, stages)
+        args = self.create_args(name, lite=lite, config=config) + self.loopback_args(ports)
         log = (self.workdir / f"create-{name}.log").open("w")
         return subprocess.Popen(
-            self.command(*self.create_args(name, lite=lite, config=config)),
+            self.command(*args),
             env=self.env(),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -111,8 +151,11 @@ class Kwokctl:
     def clusters(self) -> list[str]:
         if not self.workdir.exists():
             return []
-        return [line.strip() for line in self.run("get", "clusters", timeout=30).splitlines()
-                if line.strip()]
+        return [
+            line.strip()
+            for line in self.run("get", "clusters", timeout=30).splitlines()
+            if line.strip()
+        ]
 
 
 def check_binaries(needed: Sequence[str] = ("kubernetes", "etcd", "kwok")) -> None:

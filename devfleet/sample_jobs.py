@@ -15,8 +15,14 @@ from devfleet.cluster_access import ClusterAccess
 from devfleet.kwok_stages import RUN_DURATION_ANNOTATION
 
 
-def gpu_job(name: str, *, gpus_per_pod: int, pods: int, run_seconds: float,
-            node_selector: dict[str, str] | None = None) -> dict[str, Any]:
+def gpu_job(
+    name: str,
+    *,
+    gpus_per_pod: int,
+    pods: int,
+    run_seconds: float,
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """A Job of `pods` pods, each asking for `gpus_per_pod` nvidia.com/gpu (0: CPU only)."""
     resources: dict[str, Any] = {"requests": {"cpu": "1", "memory": "1Gi"}}
     if gpus_per_pod:
@@ -35,8 +41,11 @@ def gpu_job(name: str, *, gpus_per_pod: int, pods: int, run_seconds: float,
                     "restartPolicy": "Never",
                     "nodeSelector": dict(node_selector or {}),
                     "containers": [
-                        {"name": "main", "image": "registry.invalid/train:latest",
-                         "resources": resources}
+                        {
+                            "name": "main",
+                            "image": "registry.invalid/train:latest",
+                            "resources": resources,
+                        }
                     ],
                 },
             },
@@ -54,8 +63,14 @@ class JobOutcome:
     seconds: float
 
 
-def run_job(member: ClusterAccess, namespace: str, job: dict[str, Any], *, timeout: float = 120,
-            progress: Callable[[str], None] | None = None) -> JobOutcome:
+def run_job(
+    member: ClusterAccess,
+    namespace: str,
+    job: dict[str, Any],
+    *,
+    timeout: float = 120,
+    progress: Callable[[str], None] | None = None,
+) -> JobOutcome:
     """Create the Job and wait for it to complete; raise with its state if it does not."""
     from kubernetes import client
 
@@ -72,7 +87,9 @@ def run_job(member: ClusterAccess, namespace: str, job: dict[str, Any], *, timeo
             pods = core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items
             phases = ", ".join(sorted(f"{p.metadata.name[-5:]}:{p.status.phase}" for p in pods))
             if progress and phases != last_phases:
-                progress(f"  [{time.monotonic() - started:5.1f}s] job {name}: {phases or 'no pods yet'}")
+                progress(
+                    f"  [{time.monotonic() - started:5.1f}s] job {name}: {phases or 'no pods yet'}"
+                )
                 last_phases = phases
             if _condition(status, "Complete"):
                 nodes = tuple(sorted({p.spec.node_name for p in pods if p.spec.node_name}))

@@ -246,7 +246,9 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     ldflags = " ".join(("-s", "-w", *go_tool.ldflags))
-    cmd = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(staging) + "/"]
+    # One package: name the output (Go would call etcd's "server"); several: a directory.
+    output = staging / go_tool.binaries[0] if len(go_tool.packages) == 1 else f"{staging}/"
+    cmd = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(output)]
     cmd += list(go_tool.packages)
     progress(f"{go_tool.name} {go_tool.version}: go build {' '.join(go_tool.binaries)}")
     _run(cmd, cwd=go_tool.module_dir, env=_go_env())
@@ -256,6 +258,10 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
         progress(f"{go_tool.name}: {binary}: {check_version(go_tool, binary)}")
     (go_tool.install_dir / ".stamp").write_text(go_tool.stamp() + "\n")
     return time.monotonic() - started
+
+
+def _prefixed(progress: Progress, prefix: str) -> Progress:
+    return lambda line: progress(f"{prefix} {line}")
 
 
 def build_tools(names: Sequence[str] | None = None, progress: Progress = print) -> BuildReport:
@@ -272,7 +278,7 @@ def build_tools(names: Sequence[str] | None = None, progress: Progress = print) 
             report.skipped.append(go_tool.name)
             continue
         progress(f"{prefix} {go_tool.name} {go_tool.version}: building (cold: minutes)")
-        seconds = build_tool(go_tool, lambda line, p=prefix: progress(f"{p} {line}"))
+        seconds = build_tool(go_tool, _prefixed(progress, prefix))
         progress(f"{prefix} {go_tool.name}: done in {seconds:.0f}s -> {go_tool.install_dir}")
         report.built[go_tool.name] = seconds
     return report

@@ -12,6 +12,7 @@ an instruction elsewhere: a missing tool is never silently skipped in CI.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import uuid
@@ -110,8 +111,11 @@ def namespace_factory(session_fleet: RunningFleet) -> Iterator[NamespaceFactory]
 
     created: list[tuple[ClusterAccess, str]] = []
 
-    def create(prefix: str = "t", clusters: tuple[ClusterAccess, ...] | None = None,
-               labels: dict[str, str] | None = None) -> str:
+    def create(
+        prefix: str = "t",
+        clusters: tuple[ClusterAccess, ...] | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:8]}"
         for member in clusters or session_fleet.all:
             with member.api_client() as api_client:
@@ -123,11 +127,9 @@ def namespace_factory(session_fleet: RunningFleet) -> Iterator[NamespaceFactory]
 
     yield create
     for member, name in created:
-        try:
-            with member.api_client() as api_client:
-                client.CoreV1Api(api_client).delete_namespace(name)
-        except Exception:  # noqa: BLE001, S110 - best effort: the fleet goes away at session end
-            pass
+        # Best effort: whatever is left goes away with the session's fleet.
+        with contextlib.suppress(Exception), member.api_client() as api_client:
+            client.CoreV1Api(api_client).delete_namespace(name)
 
 
 @pytest.fixture

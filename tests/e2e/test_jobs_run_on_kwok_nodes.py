@@ -30,8 +30,9 @@ def test_cpu_job_follows_its_node_selector_to_cpu_nodes(
 ) -> None:
     worker = full_fleet.cluster("worker-2")
     namespace = namespace_factory("cpu", clusters=(worker,))
-    job = gpu_job("etl", gpus_per_pod=0, pods=4, run_seconds=1,
-                  node_selector={"fleetq.dev/node-pool": "cpu"})
+    job = gpu_job(
+        "etl", gpus_per_pod=0, pods=4, run_seconds=1, node_selector={"fleetq.dev/node-pool": "cpu"}
+    )
     outcome = run_job(worker, namespace, job)
     assert outcome.succeeded == 4
     assert all(node.startswith("worker-2-cpu-") for node in outcome.nodes)
@@ -66,7 +67,8 @@ def test_every_worker_node_is_ready_with_its_gpus(full_fleet: RunningFleet) -> N
         with full_fleet.cluster(name).api_client() as api_client:
             nodes = client.CoreV1Api(api_client).list_node().items
         ready = [
-            n for n in nodes
+            n
+            for n in nodes
             if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
         ]
         assert len(ready) == node_count, name

@@ -48,7 +48,10 @@ def test_a_second_up_of_a_running_fleet_is_refused(lite_fleet: RunningFleet) -> 
 def test_status_command_reports_the_running_fleet(lite_fleet: RunningFleet) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "cli.main", "dev", "status", "--name", lite_fleet.name],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     for member in lite_fleet.all:

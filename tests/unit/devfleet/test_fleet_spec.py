@@ -55,8 +55,17 @@ def test_node_manifests_are_kwok_nodes_with_capacity_and_labels() -> None:
         ({"workers": [{"name": "a", "nodeGroups": [{"name": "x"}]}]}, "capacity"),
         ({"workers": [{"name": "a"}, {"name": "a"}]}, "duplicate"),
         ({"workers": [{"name": "manager"}]}, "duplicate"),
-        ({"workers": [{"name": "a", "nodeGroups": [{"name": "x", "count": -1,
-                                                   "capacity": {"cpu": "1"}}]}]}, "count"),
+        (
+            {
+                "workers": [
+                    {
+                        "name": "a",
+                        "nodeGroups": [{"name": "x", "count": -1, "capacity": {"cpu": "1"}}],
+                    }
+                ]
+            },
+            "count",
+        ),
     ],
 )
 def test_malformed_descriptions_name_the_problem(data: object, message: str) -> None:
@@ -66,9 +75,21 @@ def test_malformed_descriptions_name_the_problem(data: object, message: str) -> 
 
 def test_taints_are_carried_to_nodes() -> None:
     spec = parse_fleet_spec(
-        {"workers": [{"name": "w", "nodeGroups": [{
-            "name": "spot", "count": 1, "capacity": {"cpu": "4"},
-            "taints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}]}]}]}
+        {
+            "workers": [
+                {
+                    "name": "w",
+                    "nodeGroups": [
+                        {
+                            "name": "spot",
+                            "count": 1,
+                            "capacity": {"cpu": "4"},
+                            "taints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
+                        }
+                    ],
+                }
+            ]
+        }
     )
     (node,) = node_manifests(spec.workers[0])
     assert node["spec"]["taints"] == [{"key": "spot", "value": "true", "effect": "NoSchedule"}]

@@ -68,5 +68,5 @@ def test_a_binary_without_the_expected_version_fails_loudly(tools_dir: Path) -> 
     fake = etcd.install_dir / "etcd"
     fake.write_text("#!/bin/sh\necho 'etcd Version: 3.4.0'\n")
     fake.chmod(0o755)
-    with pytest.raises(ToolBuildError, match="printed no '3.6"):
+    with pytest.raises(ToolBuildError, match=r"printed no '3\.6"):
         toolchain.check_version(etcd, "etcd")
