@@ -1,0 +1,272 @@
+"""Cross-field rules of Workloads, on create and on update.
+
+Mirrors upstream's CEL rules and webhook: pod-set counts, partial admission, the reserved
+`pods` resource, consistency of admission with the spec, and what may not change while
+quota is reserved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.api.meta import ConditionStatus
+from core.api.quantity import is_quantity, parse_quantity
+from core.api.validation.field_errors import (
+    ROOT,
+    FieldError,
+    FieldPath,
+    forbidden,
+    invalid,
+    not_found,
+    required,
+)
+from core.api.validation.labels import validate_annotation_keys, validate_labels
+from core.api.validation.placement import validate_tolerations
+from core.api.workload import (
+    RESERVED_POD_RESOURCE,
+    PriorityClassGroup,
+    PriorityClassKind,
+    Workload,
+)
+from core.api.workload_conditions import WorkloadConditionType
+
+_EXPECTED_KIND = {
+    PriorityClassGroup.KUEUE: PriorityClassKind.WORKLOAD_PRIORITY_CLASS,
+    PriorityClassGroup.SCHEDULING: PriorityClassKind.PRIORITY_CLASS,
+}
+
+
+def has_condition(wl: Workload, condition: WorkloadConditionType) -> bool:
+    return any(
+        c.type == condition and c.status is ConditionStatus.TRUE for c in wl.status.conditions
+    )
+
+
+def quota_reserved(wl: Workload) -> bool:
+    return has_condition(wl, WorkloadConditionType.QUOTA_RESERVED)
+
+
+def validate_workload(wl: Workload) -> list[FieldError]:
+    spec_path = ROOT.child("spec")
+    errors: list[FieldError] = []
+    pod_sets_path = spec_path.child("podSets")
+    if not wl.spec.pod_sets:
+        errors.append(required(pod_sets_path, "at least one pod set is needed"))
+    with_min_count = [p for p, ps in enumerate(wl.spec.pod_sets) if ps.min_count is not None]
+    if len(with_min_count) > 1:
+        errors.append(
+            invalid(
+                pod_sets_path,
+                f"at most one pod set may set minCount, got {len(with_min_count)}"
+                f" (indexes {with_min_count})",
+            )
+        )
+    for position, pod_set in enumerate(wl.spec.pod_sets):
+        item = pod_sets_path.index(position)
+        if pod_set.min_count is not None and pod_set.min_count > pod_set.count:
+            errors.append(
+                invalid(
+                    item.child("minCount"),
+                    f"{pod_set.min_count} must not be greater than count ({pod_set.count})",
+                )
+            )
+        errors.extend(_reserved_resource(pod_set.template, item.child("template", "spec")))
+    ref = wl.spec.priority_class_ref
+    if ref is not None:
+        if wl.spec.priority is None:
+            errors.append(
+                required(spec_path.child("priority"), "must be set with priorityClassRef")
+            )
+        if ref.kind != _EXPECTED_KIND[ref.group]:
+            errors.append(
+                invalid(
+                    spec_path.child("priorityClassRef", "kind"),
+                    f"group {ref.group} requires kind {_EXPECTED_KIND[ref.group]}",
+                )
+            )
+    errors.extend(_validate_status(wl))
+    return errors
+
+
+def _reserved_resource(template: dict[str, Any], path: FieldPath) -> list[FieldError]:
+    spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(spec, dict):
+        return []
+    errors: list[FieldError] = []
+    for group in ("initContainers", "containers"):
+        containers = spec.get(group) or []
+        for position, container in enumerate(containers):
+            if not isinstance(container, dict):
+                continue
+            requests = (container.get("resources") or {}).get("requests") or {}
+            if RESERVED_POD_RESOURCE in requests:
+                errors.append(
+                    invalid(
+                        path.child(group)
+                        .index(position)
+                        .child("resources", "requests")
+                        .key(RESERVED_POD_RESOURCE),
+                        "the 'pods' resource is reserved for Kueue's own accounting",
+                    )
+                )
+    return errors
+
+
+def _validate_status(wl: Workload) -> list[FieldError]:
+    status = wl.status
+    path = ROOT.child("status")
+    errors: list[FieldError] = []
+    pod_sets = {ps.name: ps for ps in wl.spec.pod_sets}
+    if status.cluster_name is not None and status.nominated_cluster_names:
+        errors.append(
+            forbidden(
+                path.child("nominatedClusterNames"),
+                "must be empty once clusterName is set",
+            )
+        )
+    if status.admission is not None and quota_reserved(wl):
+        assignments_path = path.child("admission", "podSetAssignments")
+        if len(status.admission.pod_set_assignments) != len(wl.spec.pod_sets):
+            errors.append(
+                invalid(
+                    assignments_path,
+                    f"needs one entry per spec.podSets entry ({len(wl.spec.pod_sets)}),"
+                    f" got {len(status.admission.pod_set_assignments)}",
+                )
+            )
+        for position, assignment in enumerate(status.admission.pod_set_assignments):
+            item = assignments_path.index(position)
+            if assignment.name not in pod_sets:
+                errors.append(
+                    not_found(item.child("name"), f"no pod set named {assignment.name!r}")
+                )
+            errors.extend(_usage_divisible(assignment.count, assignment.resource_usage, item))
+    for position, reclaimable in enumerate(status.reclaimable_pods):
+        item = path.child("reclaimablePods").index(position)
+        pod_set = pod_sets.get(reclaimable.name)
+        if pod_set is None:
+            errors.append(not_found(item.child("name"), f"no pod set named {reclaimable.name!r}"))
+        elif reclaimable.count > pod_set.count:
+            errors.append(
+                invalid(
+                    item.child("count"),
+                    f"{reclaimable.count} is more than the pod set's count ({pod_set.count})",
+                )
+            )
+    for c, check in enumerate(status.admission_checks):
+        for u, update in enumerate(check.pod_set_updates):
+            item = path.child("admissionChecks").index(c).child("podSetUpdates").index(u)
+            if update.name not in pod_sets:
+                errors.append(not_found(item.child("name"), f"no pod set named {update.name!r}"))
+            errors += validate_labels(update.labels, item.child("labels"))
+            errors += validate_labels(update.node_selector, item.child("nodeSelector"))
+            errors += validate_annotation_keys(update.annotations, item.child("annotations"))
+            errors += validate_tolerations(update.tolerations, item.child("tolerations"))
+    return errors
+
+
+def _usage_divisible(
+    count: int | None, usage: Mapping[str, str], path: FieldPath
+) -> list[FieldError]:
+    """Total usage of a pod set must split evenly over its pods."""
+    if not count:
+        return []
+    errors: list[FieldError] = []
+    for resource, quantity in usage.items():
+        if not is_quantity(quantity):
+            continue
+        unit = 1000 if resource == "cpu" else 1
+        scaled = parse_quantity(quantity) * unit
+        if scaled.denominator != 1 or int(scaled) % count:
+            errors.append(
+                invalid(
+                    path.child("resourceUsage").key(resource),
+                    f"{quantity} is not a multiple of count ({count})",
+                )
+            )
+    return errors
+
+
+def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
+    errors = validate_workload(new)
+    spec_path = ROOT.child("spec")
+    status_path = ROOT.child("status")
+    old_reserved, new_reserved = quota_reserved(old), quota_reserved(new)
+    if old_reserved and new.spec.pod_sets != old.spec.pod_sets:
+        errors.append(invalid(spec_path.child("podSets"), "cannot change while quota is reserved"))
+    if old_reserved and new_reserved and old.spec.queue_name != new.spec.queue_name:
+        errors.append(
+            invalid(spec_path.child("queueName"), "cannot change while quota is reserved")
+        )
+    old_ref, new_ref = old.spec.priority_class_ref, new.spec.priority_class_ref
+    if old_reserved:
+        ref_path = spec_path.child("priorityClassRef")
+        if (old_ref is None) != (new_ref is None):
+            errors.append(invalid(ref_path, "cannot be added or removed while quota is reserved"))
+        elif old_ref is not None and new_ref is not None:
+            if (old_ref.group, old_ref.kind) != (new_ref.group, new_ref.kind):
+                errors.append(
+                    invalid(ref_path, "group and kind cannot change while quota is reserved")
+                )
+            elif new_ref.group is PriorityClassGroup.SCHEDULING and old_ref.name != new_ref.name:
+                errors.append(
+                    invalid(
+                        ref_path.child("name"),
+                        "a pod PriorityClass cannot change while quota is reserved",
+                    )
+                )
+    admitted = WorkloadConditionType.ADMITTED
+    if (
+        has_condition(old, admitted)
+        and has_condition(new, admitted)
+        and old.spec.maximum_execution_time_seconds != new.spec.maximum_execution_time_seconds
+    ):
+        errors.append(
+            invalid(
+                spec_path.child("maximumExecutionTimeSeconds"),
+                "cannot change while the workload is admitted",
+            )
+        )
+    if (
+        old.status.admission is not None
+        and new.status.admission is not None
+        and old.status.admission != new.status.admission
+    ):
+        errors.append(
+            invalid(
+                status_path.child("admission"),
+                "cannot change once set (it may only be cleared)",
+            )
+        )
+    errors.extend(_cluster_name_update(old, new, status_path))
+    if old_reserved and new_reserved:
+        errors.extend(_reclaimable_update(old, new, status_path.child("reclaimablePods")))
+    return errors
+
+
+def _cluster_name_update(old: Workload, new: Workload, path: FieldPath) -> list[FieldError]:
+    before, after = old.status.cluster_name, new.status.cluster_name
+    if before is not None and after is not None and before != after:
+        return [invalid(path.child("clusterName"), f"cannot change once set (was {before!r})")]
+    if before is None and after is not None and after not in old.status.nominated_cluster_names:
+        return [
+            invalid(
+                path.child("clusterName"),
+                f"{after!r} must be one of the nominatedClusterNames"
+                f" {old.status.nominated_cluster_names}",
+            )
+        ]
+    return []
+
+
+def _reclaimable_update(old: Workload, new: Workload, path: FieldPath) -> list[FieldError]:
+    before = {r.name: r.count for r in old.status.reclaimable_pods}
+    after = {r.name: r.count for r in new.status.reclaimable_pods}
+    errors: list[FieldError] = []
+    for name, count in before.items():
+        if name not in after:
+            errors.append(required(path.key(name), "cannot be removed while quota is reserved"))
+        elif after[name] < count:
+            errors.append(invalid(path.key(name).child("count"), f"cannot decrease below {count}"))
+    return errors

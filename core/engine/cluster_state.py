@@ -1,0 +1,244 @@
+"""The engine's cache: every object it was given, indexed the way scheduling reads them.
+
+`ClusterState` is shared by the scheduling cycle, preemption and lifecycle code; the
+`Engine` facade is the only writer from outside. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.engine.clock import Clock
+from core.engine.conditions import QueueActiveReason
+from core.engine.config import EngineConfig
+from core.engine.model import (
+    AdmissionCheck,
+    ClusterQueue,
+    LocalQueue,
+    Namespace,
+    ResourceFlavor,
+    ResourceGroup,
+    StopPolicy,
+    WorkloadPriorityClass,
+)
+from core.engine.pending_queue import PendingQueue
+from core.engine.quota_tree import FlavorResource, Quota, QuotaNode, QuotaTree
+from core.engine.workload_state import WorkloadState
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceGroupInfo:
+    covered: frozenset[str]
+    flavors: tuple[str, ...]
+    # Node label keys set by any flavor of the group: the keys flavor matching looks at.
+    label_keys: frozenset[str]
+
+
+def quotas_of(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Quota]:
+    out: dict[FlavorResource, Quota] = {}
+    for group in groups:
+        for flavor in group.flavors:
+            for rq in flavor.resources:
+                out[(flavor.name, rq.name)] = Quota(
+                    rq.nominal, rq.borrowing_limit, rq.lending_limit
+                )
+    return out
+
+
+class ClusterQueueState:
+    """A ClusterQueue: spec, quota node, pending queue and reserving workloads."""
+
+    __slots__ = (
+        "admission_checks",
+        "generation",
+        "groups",
+        "in_cycle",
+        "inactive_checks",
+        "missing_checks",
+        "missing_flavors",
+        "name",
+        "node",
+        "queue",
+        "reserving",
+        "rg_by_resource",
+        "spec",
+    )
+
+    def __init__(self, spec: ClusterQueue, node: QuotaNode) -> None:
+        self.name = spec.name
+        self.spec = spec
+        self.node = node
+        self.queue = PendingQueue(spec.name, spec.queueing_strategy)
+        # Workloads holding quota here (reserved or admitted, evicted but not released).
+        self.reserving: dict[str, WorkloadState] = {}
+        # Bumped whenever capacity may have grown, invalidating remembered flavor searches.
+        self.generation = 1
+        self.groups: list[ResourceGroupInfo] = []
+        self.rg_by_resource: dict[str, ResourceGroupInfo] = {}
+        self.missing_flavors: list[str] = []
+        self.missing_checks: list[str] = []
+        self.inactive_checks: list[str] = []
+        self.in_cycle = False
+        # check name -> flavors it applies to (empty = all flavors)
+        self.admission_checks: dict[str, frozenset[str]] = {}
+
+    def update_spec(
+        self,
+        spec: ClusterQueue,
+        flavors: dict[str, ResourceFlavor],
+        checks: dict[str, AdmissionCheck],
+    ) -> None:
+        self.spec = spec
+        self.queue.strategy = spec.queueing_strategy
+        self.refresh_references(flavors, checks)
+        self.admission_checks = {
+            rule.name: frozenset(rule.on_flavors) for rule in spec.admission_checks
+        }
+
+    def refresh_references(
+        self, flavors: dict[str, ResourceFlavor], checks: dict[str, AdmissionCheck]
+    ) -> None:
+        """Recompute what depends on other objects: label keys, missing flavors/checks."""
+        groups = []
+        by_resource: dict[str, ResourceGroupInfo] = {}
+        missing: list[str] = []
+        for group in self.spec.resource_groups:
+            keys: set[str] = set()
+            for fq in group.flavors:
+                flavor = flavors.get(fq.name)
+                if flavor is None:
+                    missing.append(fq.name)
+                else:
+                    keys.update(flavor.node_labels)
+            info = ResourceGroupInfo(
+                covered=frozenset(group.covered_resources),
+                flavors=tuple(fq.name for fq in group.flavors),
+                label_keys=frozenset(keys),
+            )
+            groups.append(info)
+            for res in group.covered_resources:
+                by_resource.setdefault(res, info)
+        self.groups = groups
+        self.rg_by_resource = by_resource
+        self.missing_flavors = missing
+        names = [rule.name for rule in self.spec.admission_checks]
+        self.missing_checks = [n for n in names if n not in checks]
+        self.inactive_checks = [n for n in names if n in checks and not checks[n].active]
+
+    def all_flavors(self) -> frozenset[str]:
+        return frozenset(f for g in self.groups for f in g.flavors)
+
+    # ------------------------------------------------------------ activity
+    @property
+    def active(self) -> bool:
+        return self.inactive_reason() is None
+
+    def inactive_reason(self) -> tuple[str, str] | None:
+        """(reason, message) of an inactive CQ, as upstream words it; None when active."""
+        if self.spec.terminating:
+            return (
+                QueueActiveReason.TERMINATING.value,
+                "Can't admit new workloads; clusterQueue is terminating",
+            )
+        reasons: list[str] = []
+        messages: list[str] = []
+        if self.spec.stop_policy != StopPolicy.NONE:
+            reasons.append(QueueActiveReason.STOPPED.value)
+            messages.append("is stopped")
+        if self.missing_flavors:
+            reasons.append(QueueActiveReason.FLAVOR_NOT_FOUND.value)
+            messages.append(
+                f"references missing ResourceFlavor(s): {','.join(self.missing_flavors)}"
+            )
+        if self.missing_checks:
+            reasons.append(QueueActiveReason.ADMISSION_CHECK_NOT_FOUND.value)
+            messages.append(
+                f"references missing AdmissionCheck(s): {','.join(self.missing_checks)}"
+            )
+        if self.inactive_checks:
+            reasons.append(QueueActiveReason.ADMISSION_CHECK_INACTIVE.value)
+            messages.append(
+                f"references inactive AdmissionCheck(s): {','.join(self.inactive_checks)}"
+            )
+        if self.in_cycle:
+            reasons.append(QueueActiveReason.COHORT_HAS_CYCLE.value)
+            messages.append("is in a cohort tree with a cycle")
+        if not reasons:
+            return None
+        return reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
+
+    @property
+    def schedulable(self) -> bool:
+        return self.active
+
+
+class LocalQueueState:
+    __slots__ = ("key", "parked", "spec")
+
+    def __init__(self, spec: LocalQueue) -> None:
+        self.spec = spec
+        self.key = spec.key
+        # Pending workloads kept out of the ClusterQueue while this queue is held.
+        self.parked: dict[str, WorkloadState] = {}
+
+    @property
+    def held(self) -> bool:
+        return self.spec.stop_policy != StopPolicy.NONE
+
+
+class ClusterState:
+    """All objects the engine knows, plus the quota tree and the dirty-status set."""
+
+    __slots__ = (
+        "checks",
+        "clock",
+        "config",
+        "cqs",
+        "dirty",
+        "flavors",
+        "lqs",
+        "namespaces",
+        "orphans",
+        "priority_classes",
+        "tree",
+        "workloads",
+    )
+
+    def __init__(self, config: EngineConfig, clock: Clock) -> None:
+        self.config = config
+        self.clock = clock
+        self.flavors: dict[str, ResourceFlavor] = {}
+        self.tree = QuotaTree()
+        self.cqs: dict[str, ClusterQueueState] = {}
+        self.lqs: dict[str, LocalQueueState] = {}
+        self.namespaces: dict[str, Namespace] = {}
+        self.checks: dict[str, AdmissionCheck] = {}
+        self.priority_classes: dict[str, WorkloadPriorityClass] = {}
+        self.workloads: dict[str, WorkloadState] = {}
+        # Pending workloads whose LocalQueue does not exist (yet), by LocalQueue key.
+        self.orphans: dict[str, dict[str, WorkloadState]] = {}
+        # Workloads whose status changed since the last drain.
+        self.dirty: set[str] = set()
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def cq_of_lq(self, lq_key: str) -> ClusterQueueState | None:
+        lq = self.lqs.get(lq_key)
+        if lq is None:
+            return None
+        return self.cqs.get(lq.spec.cluster_queue)
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        ns = self.namespaces.get(namespace)
+        return None if ns is None else dict(ns.labels)
+
+    def tree_cqs(self, cq: ClusterQueueState) -> list[ClusterQueueState]:
+        """Every ClusterQueue sharing cq's cohort tree (cq alone when it has no cohort)."""
+        node = cq.node
+        if node.parent is None or cq.in_cycle:
+            return [cq]
+        return [
+            self.cqs[n.name] for n in node.root().subtree_cluster_queues() if n.name in self.cqs
+        ]
