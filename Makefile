@@ -39,6 +39,7 @@ crds: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m core.api.crdgen --check
 
 typecheck: install
 	$(BIN)/mypy
