@@ -44,6 +44,8 @@ class VersionCheck:
 
     args: tuple[str, ...]
     expect: str
+    build_info: bool = False
+    """Read the module version Go embedded in the binary (for commands without --version)."""
 
 
 @dataclass(frozen=True)
@@ -151,8 +153,11 @@ TOOLS: tuple[GoTool, ...] = (
         ),
         binaries=("kueue", "minimalkueue"),
         checks={
-            "kueue": VersionCheck(("--help",), "--config"),
-            "minimalkueue": VersionCheck(("--help",), "--kubeconfig"),
+            # Neither has a --version flag: check the embedded module version instead.
+            "kueue": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
+            "minimalkueue": VersionCheck(
+                (), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True
+            ),
         },
         ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_VERSION}",),
     ),
@@ -228,11 +233,10 @@ def check_version(go_tool: GoTool, binary: str) -> str:
     """Run the binary's version command; raise unless the expected version shows."""
     check = go_tool.checks[binary]
     path = go_tool.binary(binary)
-    output = _run([str(path), *check.args], cwd=go_tool.install_dir)
+    command = ["go", "version", "-m", str(path)] if check.build_info else [str(path), *check.args]
+    output = _run(command, cwd=go_tool.install_dir)
     if check.expect not in output:
-        raise ToolBuildError(
-            f"{path} {' '.join(check.args)} printed no {check.expect!r}:\n{output[-1000:]}"
-        )
+        raise ToolBuildError(f"{' '.join(command)} printed no {check.expect!r}:\n{output[-1000:]}")
     first_line = next((line for line in output.splitlines() if check.expect in line), "")
     return first_line.strip()
 
