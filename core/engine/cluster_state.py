@@ -126,9 +126,6 @@ class ClusterQueueState:
         self.missing_checks = [n for n in names if n not in checks]
         self.inactive_checks = [n for n in names if n in checks and not checks[n].active]
 
-    def all_flavors(self) -> frozenset[str]:
-        return frozenset(f for g in self.groups for f in g.flavors)
-
     # ------------------------------------------------------------ activity
     @property
     def active(self) -> bool:
@@ -191,6 +188,7 @@ class ClusterState:
     """All objects the engine knows, plus the quota tree and the dirty-status set."""
 
     __slots__ = (
+        "awaiting_cq",
         "checks",
         "clock",
         "config",
@@ -218,6 +216,9 @@ class ClusterState:
         self.workloads: dict[str, WorkloadState] = {}
         # Pending workloads whose LocalQueue does not exist (yet), by LocalQueue key.
         self.orphans: dict[str, dict[str, WorkloadState]] = {}
+        # Workloads holding an admission in a ClusterQueue the engine does not know (yet):
+        # charged as soon as that ClusterQueue appears (restart recovery in any order).
+        self.awaiting_cq: dict[str, dict[str, WorkloadState]] = {}
         # Workloads whose status changed since the last drain.
         self.dirty: set[str] = set()
 

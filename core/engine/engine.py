@@ -205,6 +205,9 @@ class Engine:
             state.cqs[cq.name] = current
             was_active, old_stop = True, StopPolicy.NONE
             current.update_spec(cq, state.flavors, state.checks)
+            for ws in state.awaiting_cq.pop(cq.name, {}).values():
+                if ws.has_quota_reservation and not ws.is_finished and ws.key in state.workloads:
+                    self._attach_reserving(ws, current)
         else:
             was_active, old_stop = current.active, current.spec.stop_policy
             old_groups = current.spec.resource_groups
@@ -249,6 +252,7 @@ class Engine:
         for ws in cq.reserving.values():
             ws.usage_cq = None
             ws.usage = {}
+            state.awaiting_cq.setdefault(name, {})[ws.key] = ws
         state.tree.remove_cluster_queue(name)
         self._refresh_cycles()
         for ws in pending:
@@ -361,14 +365,19 @@ class Engine:
         if ws.admission is not None and ws.is_true(QUOTA_RESERVED) and not ws.is_finished:
             cq = state.cqs.get(ws.admission.cluster_queue)
             ws.cluster_queue = ws.admission.cluster_queue
+            reserved = ws.conditions.get(QUOTA_RESERVED)
+            ws.reserved_at = reserved.last_transition_time if reserved else state.now()
             if cq is not None:
-                self._life.charge(ws, cq)
-                reserved = ws.conditions.get(QUOTA_RESERVED)
-                ws.reserved_at = reserved.last_transition_time if reserved else state.now()
-                if ws.is_admitted:
-                    self._life.adopt_admitted(ws)
+                self._attach_reserving(ws, cq)
+            else:
+                state.awaiting_cq.setdefault(ws.cluster_queue, {})[ws.key] = ws
         if ws.requeue_at is not None:
             self._life.schedule_backoff(ws)
+
+    def _attach_reserving(self, ws: WorkloadState, cq: ClusterQueueState) -> None:
+        self._life.charge(ws, cq)
+        if ws.is_admitted:
+            self._life.adopt_admitted(ws)
 
     def update_workload(self, workload: Workload) -> StatusChanges:
         state = self._state
@@ -651,6 +660,19 @@ class Engine:
         return any(cq.schedulable and cq.queue.peek_nonempty() for cq in self._state.cqs.values())
 
     # ----------------------------------------------------------------- introspection
+    def resource_flavor(self, name: str) -> ResourceFlavor | None:
+        """A known ResourceFlavor (for pod_set_updates at admission time)."""
+        return self._state.flavors.get(name)
+
+    def cluster_queue_names(self) -> list[str]:
+        return sorted(self._state.cqs)
+
+    def cohort_names(self) -> list[str]:
+        return sorted(self._state.tree.cohorts)
+
+    def local_queue_keys(self) -> list[str]:
+        return sorted(self._state.lqs)
+
     def cluster_queue_usage(self, name: str) -> dict[FlavorResource, int]:
         """Quota charged to a ClusterQueue per (flavor, resource), for tests and metrics."""
         cq = self._state.cqs.get(name)

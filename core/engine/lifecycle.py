@@ -297,6 +297,8 @@ class Lifecycle:
         """The Workload object is gone."""
         state = self.state
         dequeue(state, ws)
+        for waiting in state.awaiting_cq.values():
+            waiting.pop(ws.key, None)
         cq = self.release(ws) if ws.usage_cq is not None else None
         if cq is not None:
             flush_inadmissible(state, cq)

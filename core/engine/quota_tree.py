@@ -425,21 +425,3 @@ class QuotaTree:
         self.cycle_roots = {
             name for name, node in self.cohorts.items() if self._find_cycle(node) is not None
         }
-
-    def refresh_all(self) -> None:
-        roots = {id(n.root()): n.root() for n in self.cohorts.values() if not self.in_cycle(n)}
-        for root in roots.values():
-            refresh_subtree(root)
-        for cq in self.cqs.values():
-            if cq.parent is None:
-                refresh_subtree(cq)
-
-    def roots(self) -> list[QuotaNode]:
-        """Roots of every acyclic tree (cohorts) and cohort-less ClusterQueues, by name."""
-        out: dict[str, QuotaNode] = {}
-        for node in self.cohorts.values():
-            if node.name in self.cycle_roots:
-                continue
-            root = node.root()
-            out[root.name] = root
-        return sorted(out.values(), key=lambda n: n.name)

@@ -13,7 +13,6 @@ from enum import IntEnum
 from core.engine.conditions import (
     AdmittedReason,
     CheckState,
-    EvictedReason,
     WorkloadConditionType,
 )
 from core.engine.model import (
@@ -233,12 +232,6 @@ class WorkloadState:
         self.admitted_at = now if status else None
         return changed
 
-    def evicted_for(self, *reasons: str) -> Condition | None:
-        c = self.conditions.get(EVICTED)
-        if c is not None and c.status and c.reason in reasons:
-            return c
-        return None
-
     # -------------------------------------------------------------- rendering
     def status(self) -> WorkloadStatus:
         requeue = None
@@ -259,6 +252,3 @@ class WorkloadState:
 def eviction_key(reason: str, cause: str = "") -> str:
     """Key of a schedulingStats.evictions entry: reason, plus '/cause' when there is one."""
     return f"{reason}/{cause}" if cause else reason
-
-
-PODS_READY_EVICTIONS = (EvictedReason.PODS_READY_TIMEOUT.value,)

@@ -255,6 +255,34 @@ class ScenarioRun:
         assert status is not None
         return status
 
+    def _match_condition(self, key: str, status: WorkloadStatus, cond: Mapping[str, Any]) -> None:
+        ctype = cond["type"]
+        got = status.condition(ctype)
+        if got is None:
+            self.fail(f"{key} has no {ctype} condition")
+        assert got is not None
+        want_status = str(cond.get("status", "True")) == "True"
+        checks = [
+            ("status", got.status, want_status, got.status == want_status),
+            ("reason", got.reason, cond.get("reason"), got.reason == cond.get("reason")),
+            ("message", got.message, cond.get("message"), got.message == cond.get("message")),
+            (
+                "messageContains",
+                got.message,
+                cond.get("messageContains"),
+                str(cond.get("messageContains")) in got.message,
+            ),
+            (
+                "lastTransitionTime",
+                got.last_transition_time,
+                cond.get("lastTransitionTime"),
+                got.last_transition_time == float(cond.get("lastTransitionTime") or 0),
+            ),
+        ]
+        for field, have, want, ok in checks:
+            if (field == "status" or field in cond) and not ok:
+                self.fail(f"{key} {ctype} {field}: got {have!r}, expected {want!r}")
+
     def _expect_workloads(self, value: Mapping[str, Any]) -> None:
         for key, spec in value.items():
             status = self._status(key)
@@ -265,31 +293,7 @@ class ScenarioRun:
             if spec.get("clusterQueue") or spec.get("flavors") or spec.get("count"):
                 self._match_admission(key, status.admission, spec)
             for cond in spec.get("conditions") or ():
-                got = status.condition(cond["type"])
-                if got is None:
-                    self.fail(f"{key} has no {cond['type']} condition")
-                assert got is not None
-                want_status = str(cond.get("status", "True")) == "True"
-                if got.status != want_status:
-                    self.fail(f"{key} {cond['type']} status {got.status}, expected {want_status}")
-                if "reason" in cond and got.reason != cond["reason"]:
-                    self.fail(
-                        f"{key} {cond['type']} reason {got.reason!r}, expected {cond['reason']!r}"
-                    )
-                if "message" in cond and got.message != cond["message"]:
-                    self.fail(
-                        f"{key} {cond['type']} message {got.message!r}, expected {cond['message']!r}"
-                    )
-                if "messageContains" in cond and cond["messageContains"] not in got.message:
-                    self.fail(
-                        f"{key} {cond['type']} message {got.message!r} lacks {cond['messageContains']!r}"
-                    )
-                if "lastTransitionTime" in cond and got.last_transition_time != float(
-                    cond["lastTransitionTime"]
-                ):
-                    self.fail(
-                        f"{key} {cond['type']} time {got.last_transition_time}, expected {cond['lastTransitionTime']}"
-                    )
+                self._match_condition(key, status, cond)
             for ctype in spec.get("absentConditions") or ():
                 if status.condition(ctype) is not None:
                     self.fail(f"{key} has unexpected {ctype} condition")
@@ -332,7 +336,7 @@ class ScenarioRun:
             if "evictions" in spec and dict(status.evictions) != spec["evictions"]:
                 self.fail(f"{key} evictions {dict(status.evictions)}, expected {spec['evictions']}")
 
-    def _expect_clusterQueues(self, value: Mapping[str, Any]) -> None:  # noqa: N802
+    def _expect_clusterQueues(self, value: Mapping[str, Any]) -> None:
         for name, spec in value.items():
             status = self.engine.cluster_queue_status(name)
             if status is None:
@@ -346,7 +350,7 @@ class ScenarioRun:
             ):
                 if field in spec and getattr(status, attr) != spec[field]:
                     self.fail(
-                        f"ClusterQueue {name} {field} {getattr(status, attr)}, expected {spec[field]}"
+                        f"ClusterQueue {name} {field} {getattr(status, attr)}, want {spec[field]}"
                     )
             for field, entries in (
                 ("usage", status.flavors_reservation),
@@ -358,17 +362,16 @@ class ScenarioRun:
                 for flavor, resources in spec[field].items():
                     for res, qty in resources.items():
                         want = to_base_units(res, qty)
-                        if got.get((flavor, res), 0) != want:
-                            self.fail(
-                                f"ClusterQueue {name} {field} {flavor}/{res} = {got.get((flavor, res), 0)}, expected {want}"
-                            )
+                        have = got.get((flavor, res), 0)
+                        if have != want:
+                            self.fail(f"CQ {name} {field} {flavor}/{res}: {have}, want {want}")
             if "borrowed" in spec:
                 got_b = {(e.flavor, e.resource): e.borrowed for e in status.flavors_reservation}
                 for flavor, resources in spec["borrowed"].items():
                     for res, qty in resources.items():
                         if got_b.get((flavor, res), 0) != to_base_units(res, qty):
                             self.fail(
-                                f"ClusterQueue {name} borrowed {flavor}/{res} = {got_b.get((flavor, res), 0)}"
+                                f"CQ {name} borrowed {flavor}/{res}: {got_b.get((flavor, res))}"
                             )
             if "active" in spec:
                 cond = status.conditions[0]
@@ -377,11 +380,9 @@ class ScenarioRun:
                     if cond.status != want_active:
                         self.fail(f"ClusterQueue {name} active={cond.status}")
                 elif cond.status or cond.reason != want_active:
-                    self.fail(
-                        f"ClusterQueue {name} Active {cond.status}/{cond.reason}, expected False/{want_active}"
-                    )
+                    self.fail(f"CQ {name} Active {cond.status}/{cond.reason}, want {want_active}")
 
-    def _expect_localQueues(self, value: Mapping[str, Any]) -> None:  # noqa: N802
+    def _expect_localQueues(self, value: Mapping[str, Any]) -> None:
         for key, spec in value.items():
             ns, _, name = key.partition("/")
             status = self.engine.local_queue_status(ns, name)
@@ -416,10 +417,9 @@ class ScenarioRun:
             if status is None:
                 self.fail(f"unknown Cohort {name}")
             assert status is not None
-            if "weightedShare" in spec and status.weighted_share != spec["weightedShare"]:
-                self.fail(
-                    f"Cohort {name} weightedShare {status.weighted_share}, expected {spec['weightedShare']}"
-                )
+            share = status.weighted_share
+            if "weightedShare" in spec and share != spec["weightedShare"]:
+                self.fail(f"Cohort {name} weightedShare {share}, want {spec['weightedShare']}")
             if "cycle" in spec:
                 has_cycle = any(c.reason == "CohortHasCycle" for c in status.conditions)
                 if has_cycle != spec["cycle"]:
@@ -431,7 +431,7 @@ class ScenarioRun:
             if got != list(keys or ()):
                 self.fail(f"pending in {cq}: {got}, expected {keys}")
 
-    def _expect_localQueuePositions(self, value: Mapping[str, Any]) -> None:  # noqa: N802
+    def _expect_localQueuePositions(self, value: Mapping[str, Any]) -> None:
         for lq, keys in value.items():
             ns, _, name = lq.partition("/")
             got = [
@@ -454,7 +454,7 @@ class ScenarioRun:
             if got != sorted(keys or ()):
                 self.fail(f"in heap of {cq}: {got}, expected {sorted(keys or ())}")
 
-    def _expect_nextTimer(self, value: Any) -> None:  # noqa: N802
+    def _expect_nextTimer(self, value: Any) -> None:
         got = self.engine.next_timer()
         want = None if value is None else float(value)
         if got != want:

@@ -1,0 +1,146 @@
+"""The Engine facade as a driver sees it: change sets, timers, queries."""
+
+from __future__ import annotations
+
+from core.engine.clock import ManualClock
+from core.engine.conditions import CheckState
+from core.engine.config import EngineConfig, WaitForPodsReadyConfig
+from core.engine.engine import Engine
+from core.engine.model import (
+    AdmissionCheck,
+    AdmissionCheckRule,
+    ClusterQueue,
+    FlavorQuotas,
+    LocalQueue,
+    Namespace,
+    PodSet,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Workload,
+)
+
+
+def engine(config: EngineConfig | None = None, checks: tuple[str, ...] = ()) -> Engine:
+    e = Engine(config, ManualClock())
+    e.upsert_resource_flavor(ResourceFlavor(name="default"))
+    for name in checks:
+        e.upsert_admission_check(AdmissionCheck(name=name))
+    e.upsert_cluster_queue(
+        ClusterQueue(
+            name="cq",
+            resource_groups=(
+                ResourceGroup(
+                    covered_resources=("cpu",),
+                    flavors=(
+                        FlavorQuotas(
+                            name="default", resources=(ResourceQuota(name="cpu", nominal=4000),)
+                        ),
+                    ),
+                ),
+            ),
+            admission_checks=tuple(AdmissionCheckRule(name=c) for c in checks),
+        )
+    )
+    e.upsert_local_queue(LocalQueue(namespace="ns", name="lq", cluster_queue="cq"))
+    return e
+
+
+def wl(name: str, cpu: int, created: float = 0.0) -> Workload:
+    return Workload(
+        namespace="ns",
+        name=name,
+        uid=name,
+        queue_name="lq",
+        creation_time=created,
+        pod_sets=(PodSet(count=1, requests={"cpu": cpu}),),
+    )
+
+
+def test_unchanged_pending_status_is_not_reported_twice() -> None:
+    e = engine()
+    e.add_workload(wl("big", 3000, 1))
+    e.add_workload(wl("small", 2000, 2))
+    first = e.schedule()
+    assert [a.key for a in first.admitted] == ["ns/big"]
+    second = e.schedule()
+    assert "ns/small" in second.changed
+    assert e.inadmissible_workloads("cq") == ["ns/small"]
+    # A namespace change wakes it up; the same verdict again needs no new status patch.
+    e.upsert_namespace(Namespace(name="ns", labels={"team": "x"}))
+    assert e.queued_workloads("cq") == ["ns/small"]
+    again = e.schedule()
+    assert again.heads == 1
+    assert again.changed == {}
+    e.finish("ns/big")
+    e.finish("ns/big")  # repeated reports are harmless
+    third = e.schedule()
+    assert [a.key for a in third.admitted] == ["ns/small"]
+
+
+def test_lifecycle_calls_return_the_statuses_they_changed() -> None:
+    e = engine(checks=("prov",))
+    e.add_workload(wl("w", 1000))
+    result = e.schedule()
+    status = result.changed["ns/w"]
+    assert status.admission is not None
+    assert status.condition("Admitted") is None
+    changes = e.set_admission_check_state("ns/w", "prov", CheckState.READY, "ok")
+    admitted = changes["ns/w"].condition("Admitted")
+    assert admitted is not None and admitted.status
+    assert e.set_pods_ready("ns/w", True)["ns/w"].condition("PodsReady") is not None
+    assert e.finish("ns/w")["ns/w"].condition("Finished") is not None
+
+
+def test_next_timer_drives_a_driver_loop() -> None:
+    clock = ManualClock()
+    e = Engine(EngineConfig(wait_for_pods_ready=WaitForPodsReadyConfig(timeout_seconds=60)), clock)
+    e.upsert_resource_flavor(ResourceFlavor(name="default"))
+    e.upsert_cluster_queue(
+        ClusterQueue(
+            name="cq",
+            resource_groups=(
+                ResourceGroup(
+                    covered_resources=("cpu",),
+                    flavors=(
+                        FlavorQuotas(
+                            name="default", resources=(ResourceQuota(name="cpu", nominal=1000),)
+                        ),
+                    ),
+                ),
+            ),
+        )
+    )
+    e.upsert_local_queue(LocalQueue(namespace="ns", name="lq", cluster_queue="cq"))
+    e.add_workload(wl("w", 1000))
+    assert e.has_queued_work()
+    e.schedule()
+    assert not e.has_queued_work()
+    deadline = e.next_timer()
+    assert deadline == 60
+    clock.set(deadline)
+    changes = e.tick()
+    evicted = changes["ns/w"].condition("Evicted")
+    assert evicted is not None and evicted.reason == "PodsReadyTimeout"
+    assert e.next_timer() == 120  # backoff ends 60 s after the eviction
+    clock.set(120)
+    e.tick()
+    assert e.has_queued_work()
+    assert [a.key for a in e.schedule().admitted] == ["ns/w"]
+
+
+def test_status_queries() -> None:
+    e = engine()
+    e.add_workload(wl("a", 4000, 1))
+    e.add_workload(wl("b", 1000, 2))
+    e.schedule()
+    cq = e.cluster_queue_status("cq")
+    assert cq is not None
+    assert (cq.pending_workloads, cq.reserving_workloads, cq.admitted_workloads) == (1, 1, 1)
+    assert cq.flavors_reservation[0].total == 4000
+    lq = e.local_queue_status("ns", "lq")
+    assert lq is not None and lq.pending_workloads == 1
+    assert [p.name for p in e.pending_workloads_in_local_queue("ns", "lq")] == ["b"]
+    assert e.workload_cluster_queue("ns/a") == "cq"
+    assert e.cluster_queue_usage("cq") == {("default", "cpu"): 4000}
+    assert e.cluster_queue_names() == ["cq"] and e.local_queue_keys() == ["ns/lq"]
