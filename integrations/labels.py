@@ -1,0 +1,118 @@
+"""Label, annotation and finalizer names that link jobs to Workloads, spelled as upstream's.
+
+Users' manifests, dashboards and upstream Kueue on the other side of MultiKueue all match
+on these exact strings, so every integration reads them from here and never retypes one.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME, MULTIKUEUE_ORIGIN_LABEL
+
+__all__ = [
+    "BATCH_CONTROLLER_UID_LABEL",
+    "BATCH_JOB_COMPLETION_INDEX_ANNOTATION",
+    "BATCH_JOB_CONTROLLER_NAME",
+    "BATCH_JOB_MANAGED_POD_LABELS",
+    "BATCH_JOB_NAME_LABEL",
+    "CLUSTER_QUEUE_LABEL",
+    "DEFAULT_LOCAL_QUEUE_NAME",
+    "JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION",
+    "JOB_MIN_PARALLELISM_ANNOTATION",
+    "JOB_STOPPING_ANNOTATION",
+    "JOB_UID_LABEL",
+    "LEGACY_CONTROLLER_UID_LABEL",
+    "LEGACY_JOB_NAME_LABEL",
+    "LOCAL_QUEUE_LABEL",
+    "MAX_EXEC_TIME_SECONDS_LABEL",
+    "MULTIKUEUE_CONTROLLER_NAME",
+    "MULTIKUEUE_MANAGED_BY",
+    "MULTIKUEUE_ORIGIN_LABEL",
+    "POD_SET_GROUP_NAME_ANNOTATION",
+    "POD_SET_LABEL",
+    "POD_SET_PREFERRED_TOPOLOGY_ANNOTATION",
+    "POD_SET_REQUIRED_TOPOLOGY_ANNOTATION",
+    "POD_SET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION",
+    "POD_SET_SLICE_SIZE_ANNOTATION",
+    "POD_SET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
+    "PREBUILT_WORKLOAD_LABEL",
+    "PRIORITY_CLASS_LABEL",
+    "PROVISIONING_REQUEST_ANNOTATION_PREFIX",
+    "QUEUE_NAME_LABEL",
+    "RESOURCE_IN_USE_FINALIZER",
+    "TOPOLOGY_SCHEDULING_GATE",
+    "WORKLOAD_ANNOTATION",
+]
+
+# --- On any job (set by users) ------------------------------------------------------------
+QUEUE_NAME_LABEL: Final = "kueue.x-k8s.io/queue-name"
+"""The LocalQueue a job is submitted to."""
+DEFAULT_LOCAL_QUEUE_NAME: Final = "default"
+"""The queue a job without a queue-name lands in, when a LocalQueue of this name exists."""
+PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
+"""Name of the WorkloadPriorityClass the job's Workload takes its priority from."""
+MAX_EXEC_TIME_SECONDS_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
+"""Becomes the Workload's maximumExecutionTimeSeconds."""
+PREBUILT_WORKLOAD_LABEL: Final = "kueue.x-k8s.io/prebuilt-workload-name"
+"""The job runs under an existing Workload of this name instead of creating one (MultiKueue
+puts it on the remote copy of a job)."""
+PROVISIONING_REQUEST_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
+"""Job annotations with this prefix are copied to the Workload (ProvisioningRequest
+parameters); no other job annotation is."""
+
+# --- On batch/v1 Jobs ---------------------------------------------------------------------
+JOB_MIN_PARALLELISM_ANNOTATION: Final = "kueue.x-k8s.io/job-min-parallelism"
+"""Enables partial admission: the fewest pods the Job accepts to run with."""
+JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = (
+    "kueue.x-k8s.io/job-completions-equal-parallelism"
+)
+"""With partial admission of an Indexed Job, keep completions equal to parallelism."""
+JOB_STOPPING_ANNOTATION: Final = "kueue.x-k8s.io/stopping"
+"""Marks a Job suspended by Kueue whose pod template is not restored yet; while it is
+present the Job does not count as suspended, so an interrupted stop is finished later."""
+
+# --- Written by Kubernetes' Job controller (never copied to a Workload) --------------------
+BATCH_JOB_CONTROLLER_NAME: Final = "kubernetes.io/job-controller"
+"""The managedBy value meaning "the built-in Job controller" (same as unset)."""
+BATCH_JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
+BATCH_CONTROLLER_UID_LABEL: Final = "batch.kubernetes.io/controller-uid"
+LEGACY_JOB_NAME_LABEL: Final = "job-name"
+LEGACY_CONTROLLER_UID_LABEL: Final = "controller-uid"
+BATCH_JOB_MANAGED_POD_LABELS: Final = (
+    LEGACY_JOB_NAME_LABEL,
+    LEGACY_CONTROLLER_UID_LABEL,
+    BATCH_JOB_NAME_LABEL,
+    BATCH_CONTROLLER_UID_LABEL,
+)
+"""Pod-template labels the apiserver adds to every Job; a stop keeps them as they are."""
+BATCH_JOB_COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
+"""Pod label/annotation holding an Indexed Job pod's index (topology-aware placement)."""
+
+# --- MultiKueue ---------------------------------------------------------------------------
+MULTIKUEUE_MANAGED_BY: Final = MULTIKUEUE_CONTROLLER_NAME
+"""`spec.managedBy` of a job that MultiKueue runs on a worker cluster."""
+
+# --- On Workloads -------------------------------------------------------------------------
+JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+"""UID of the job that owns the Workload (set when the UID is a valid label value)."""
+RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
+"""Keeps a Workload (and its quota) until its job no longer runs."""
+
+# --- On the pods of an admitted job ---------------------------------------------------------
+POD_SET_LABEL: Final = "kueue.x-k8s.io/podset"
+"""Name of the Workload pod set the pod belongs to."""
+LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
+CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
+WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/workload"
+"""Name of the Workload the pod was admitted under."""
+TOPOLOGY_SCHEDULING_GATE: Final = "kueue.x-k8s.io/topology"
+"""Holds pods back until their topology placement is assigned."""
+
+# --- Topology-aware scheduling requests (pod-template annotations) --------------------------
+POD_SET_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-required-topology"
+POD_SET_PREFERRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-preferred-topology"
+POD_SET_UNCONSTRAINED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-unconstrained-topology"
+POD_SET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-required-topology"
+POD_SET_SLICE_SIZE_ANNOTATION: Final = "kueue.x-k8s.io/podset-slice-size"
+POD_SET_GROUP_NAME_ANNOTATION: Final = "kueue.x-k8s.io/podset-group-name"
