@@ -1,0 +1,211 @@
+"""KubeClient against a real apiserver: CRUD, patches, server-side apply, typed errors,
+pagination, the request budget and the write counter."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+import pytest
+import yaml
+
+from core.api.api_struct import ApiStruct
+from core.api.meta import ObjectMeta
+from core.kube.client import KubeClient, PatchType
+from core.kube.cluster_config import KubeconfigPolicy
+from core.kube.errors import AlreadyExists, Conflict, Invalid, NotFound
+from core.kube.resources import CONFIGMAPS, NAMESPACES
+from core.kube.write_counter import WriteVerb
+from devfleet.cluster_access import RunningFleet
+
+ClientFactory = Callable[..., Awaitable[KubeClient]]
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+class ConfigMap(ApiStruct):
+    """Just enough of a ConfigMap to prove typed decoding."""
+
+    metadata: ObjectMeta
+    data: dict[str, str] = {}
+
+
+def config_map(name: str, namespace: str, **data: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"suite": "kube"}},
+        "data": data,
+    }
+
+
+async def test_create_read_update_patch_delete(kube: KubeClient, namespace: str) -> None:
+    created = await kube.create(CONFIGMAPS, config_map("c1", namespace, a="1"), into=ConfigMap)
+    assert created.metadata.resource_version
+    assert created.data == {"a": "1"}
+
+    read = await kube.get(CONFIGMAPS, "c1", namespace=namespace, into=ConfigMap)
+    assert read.metadata.uid == created.metadata.uid
+
+    replaced = await kube.replace(
+        CONFIGMAPS,
+        "c1",
+        {
+            **config_map("c1", namespace, a="2"),
+            "metadata": {
+                "name": "c1",
+                "namespace": namespace,
+                "resourceVersion": read.metadata.resource_version,
+            },
+        },
+    )
+    assert replaced["data"] == {"a": "2"}
+
+    merged = await kube.patch(CONFIGMAPS, "c1", {"data": {"b": "3"}}, namespace=namespace)
+    assert merged["data"] == {"a": "2", "b": "3"}
+
+    json_patched = await kube.patch(
+        CONFIGMAPS,
+        "c1",
+        [{"op": "remove", "path": "/data/a"}],
+        patch_type=PatchType.JSON,
+        namespace=namespace,
+    )
+    assert json_patched["data"] == {"b": "3"}
+
+    strategic = await kube.patch(
+        CONFIGMAPS, "c1", {"data": {"c": "4"}}, patch_type=PatchType.STRATEGIC, namespace=namespace
+    )
+    assert strategic["data"] == {"b": "3", "c": "4"}
+
+    await kube.delete(CONFIGMAPS, "c1", namespace=namespace)
+    with pytest.raises(NotFound, match='configmaps "c1" not found'):
+        await kube.get(CONFIGMAPS, "c1", namespace=namespace)
+
+
+async def test_server_side_apply_tracks_owners_and_reports_field_conflicts(
+    kube: KubeClient, namespace: str
+) -> None:
+    first = await kube.apply(
+        CONFIGMAPS, "ssa", config_map("ssa", namespace, a="1"), field_manager="team-a"
+    )
+    assert first["data"] == {"a": "1"}
+    # Another manager adds its own field: both are kept, each owned by its manager.
+    both = await kube.apply(
+        CONFIGMAPS, "ssa", config_map("ssa", namespace, b="2"), field_manager="team-b"
+    )
+    assert both["data"] == {"a": "1", "b": "2"}
+    managers = {entry["manager"] for entry in both["metadata"]["managedFields"]}
+    assert {"team-a", "team-b"} <= managers
+
+    # Taking over a field someone else owns is a conflict unless forced.
+    with pytest.raises(Conflict, match="conflict"):
+        await kube.apply(
+            CONFIGMAPS,
+            "ssa",
+            config_map("ssa", namespace, a="9"),
+            field_manager="team-b",
+            force=False,
+        )
+    forced = await kube.apply(
+        CONFIGMAPS, "ssa", config_map("ssa", namespace, a="9", b="2"), field_manager="team-b"
+    )
+    assert forced["data"] == {"a": "9", "b": "2"}
+
+    # Applying without a field drops it when this manager alone owned it.
+    dropped = await kube.apply(
+        CONFIGMAPS, "ssa", config_map("ssa", namespace, a="9"), field_manager="team-b"
+    )
+    assert dropped["data"] == {"a": "9"}
+
+
+async def test_typed_errors_carry_the_apiservers_message(kube: KubeClient, namespace: str) -> None:
+    with pytest.raises(NotFound) as missing:
+        await kube.get(CONFIGMAPS, "nope", namespace=namespace)
+    assert missing.value.status == 404
+
+    original = await kube.create(CONFIGMAPS, config_map("c2", namespace, a="1"))
+    with pytest.raises(AlreadyExists, match="already exists"):
+        await kube.create(CONFIGMAPS, config_map("c2", namespace))
+
+    await kube.patch(CONFIGMAPS, "c2", {"data": {"a": "2"}}, namespace=namespace)
+    stale = {**config_map("c2", namespace, a="3")}
+    stale["metadata"] = {
+        "name": "c2",
+        "namespace": namespace,
+        "resourceVersion": original["metadata"]["resourceVersion"],
+    }
+    with pytest.raises(Conflict, match="the object has been modified") as lost:
+        await kube.replace(CONFIGMAPS, "c2", stale)
+    assert lost.value.status == 409
+
+    with pytest.raises(Invalid) as invalid:
+        await kube.create(CONFIGMAPS, config_map("Not_A_Valid_Name", namespace))
+    assert invalid.value.status == 422
+    assert 'ConfigMap "Not_A_Valid_Name" is invalid' in invalid.value.message
+    assert [cause.field for cause in invalid.value.causes] == ["metadata.name"]
+
+
+async def test_lists_follow_continue_tokens_and_honour_selectors(
+    kube: KubeClient, namespace: str
+) -> None:
+    for index in range(7):
+        await kube.create(CONFIGMAPS, config_map(f"p{index}", namespace))
+    await kube.create(CONFIGMAPS, {"metadata": {"name": "unlabelled", "namespace": namespace}})
+
+    page = await kube.list(
+        CONFIGMAPS, namespace=namespace, label_selector="suite=kube", limit=3, into=ConfigMap
+    )
+    assert len(page.items) == 3 and page.metadata.continue_token
+
+    items, version = await kube.list_all(
+        CONFIGMAPS, namespace=namespace, label_selector="suite=kube", page_size=3, into=ConfigMap
+    )
+    assert sorted(item.metadata.name for item in items) == [f"p{i}" for i in range(7)]
+    assert version
+
+    by_name, _ = await kube.list_all(
+        CONFIGMAPS, namespace=namespace, field_selector="metadata.name=unlabelled", into=dict
+    )
+    assert [item["metadata"]["name"] for item in by_name] == ["unlabelled"]
+
+
+async def test_the_write_counter_counts_every_write_by_verb_and_resource(
+    kube: KubeClient, namespace: str
+) -> None:
+    await kube.create(CONFIGMAPS, config_map("w", namespace))
+    await kube.patch(CONFIGMAPS, "w", {"data": {"x": "1"}}, namespace=namespace)
+    await kube.apply(CONFIGMAPS, "w", config_map("w", namespace, y="2"), field_manager="counter")
+    await kube.get(CONFIGMAPS, "w", namespace=namespace)  # reads are not writes
+    with pytest.raises(AlreadyExists):
+        await kube.create(CONFIGMAPS, config_map("w", namespace))
+    await kube.delete(CONFIGMAPS, "w", namespace=namespace)
+
+    writes = kube.writes
+    assert writes.count(WriteVerb.CREATE, "configmaps") == 2
+    assert writes.count(WriteVerb.PATCH) == 1
+    assert writes.count(WriteVerb.APPLY) == 1
+    assert writes.count(WriteVerb.DELETE) == 1
+    assert writes.total == 5
+    assert writes.failed() == 1 and writes.failed(WriteVerb.CREATE) == 1
+
+
+async def test_the_request_budget_spaces_requests_at_qps(
+    client_factory: ClientFactory, namespace: str
+) -> None:
+    slow = await client_factory(qps=20, burst=1)
+    start = time.monotonic()
+    await asyncio.gather(*(slow.list(CONFIGMAPS, namespace=namespace, limit=1) for _ in range(11)))
+    # One request from the burst, ten more at 50 ms each.
+    assert time.monotonic() - start >= 0.48
+
+
+async def test_a_self_contained_kubeconfig_passes_the_strict_secrets_policy(
+    lite_fleet: RunningFleet,
+) -> None:
+    document = yaml.safe_load(lite_fleet.workers[0].kubeconfig.read_text())
+    async with await KubeClient.from_kubeconfig(
+        document, name="w", policy=KubeconfigPolicy.for_secrets()
+    ) as client:
+        namespaces, _ = await client.list_all(NAMESPACES, into=dict)
+    assert "default" in {item["metadata"]["name"] for item in namespaces}
