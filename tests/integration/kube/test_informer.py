@@ -80,8 +80,15 @@ async def test_the_cache_follows_changes_made_by_another_client(
 ) -> None:
     other = await client_factory()
     await other.create(CONFIGMAPS, cm("before", namespace, queue="q1"))
+    # The selector keeps out what the controller-manager adds to every namespace
+    # (kube-root-ca.crt) when the session fleet is a full one.
     informer: Informer[dict[str, Any]] = Informer(
-        kube, CONFIGMAPS, into=dict, namespace=namespace, indexers={"queue": label_index("queue")}
+        kube,
+        CONFIGMAPS,
+        into=dict,
+        namespace=namespace,
+        label_selector="queue",
+        indexers={"queue": label_index("queue")},
     )
     recorder = Recorder()
     informer.add_handlers(recorder.handlers())
@@ -258,10 +265,13 @@ class NumericConfigMap(ApiStruct):
 async def test_objects_that_do_not_fit_the_type_are_skipped_not_fatal(
     kube: KubeClient, namespace: str, running: Any
 ) -> None:
-    await kube.create(CONFIGMAPS, {"metadata": {"name": "fits", "namespace": namespace}})
-    await kube.create(CONFIGMAPS, cm("misfit", namespace))  # data {"v": "0"}: a string
+    mine = {"case": "fit"}
+    await kube.create(
+        CONFIGMAPS, {"metadata": {"name": "fits", "namespace": namespace, "labels": mine}}
+    )
+    await kube.create(CONFIGMAPS, cm("misfit", namespace, **mine))  # data {"v": "0"}: a string
     informer: Informer[NumericConfigMap] = Informer(
-        kube, CONFIGMAPS, into=NumericConfigMap, namespace=namespace
+        kube, CONFIGMAPS, into=NumericConfigMap, namespace=namespace, label_selector="case"
     )
     recorder = Recorder()
     informer.add_handlers(recorder.handlers())
@@ -269,10 +279,12 @@ async def test_objects_that_do_not_fit_the_type_are_skipped_not_fatal(
     assert informer.store.keys() == [f"{namespace}/fits"]
     assert informer.watcher.stats.undecodable == 1
 
-    await kube.create(CONFIGMAPS, cm("misfit-2", namespace))
+    await kube.create(CONFIGMAPS, cm("misfit-2", namespace, **mine))
     await kube.delete(CONFIGMAPS, "misfit", namespace=namespace)
     await kube.delete(CONFIGMAPS, "fits", namespace=namespace)
-    await kube.create(CONFIGMAPS, {"metadata": {"name": "after", "namespace": namespace}})
+    await kube.create(
+        CONFIGMAPS, {"metadata": {"name": "after", "namespace": namespace, "labels": mine}}
+    )
     await recorder.wait_for(("delete", "fits"), ("add", "after"))
 
     assert informer.store.keys() == [f"{namespace}/after"]
