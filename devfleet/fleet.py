@@ -215,7 +215,7 @@ class Fleet:
         killed = _kill_processes_under(self.dir)
         if killed:
             progress(f"  stopped {len(killed)} leftover process(es): {', '.join(killed)}")
-        still_open = [str(p) for p in ports if p and _port_open(f"https://127.0.0.1:{p}")]
+        still_open = _ports_still_open([p for p in ports if p], timeout=10)
         shutil.rmtree(self.dir, ignore_errors=True)
         if still_open:
             progress(f"  WARNING: ports still listening: {', '.join(still_open)}")
@@ -260,12 +260,36 @@ def _kill_processes_under(directory: Path) -> list[str]:
             found.append((int(entry.name), cmdline.split(" ", 1)[0].rsplit("/", 1)[-1]))
     for pid, _ in found:
         _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid, _ in found):
-        time.sleep(0.2)
+    _wait_gone([pid for pid, _ in found], timeout=10)
     for pid, _ in found:
         _signal(pid, signal.SIGKILL)
+    _wait_gone([pid for pid, _ in found], timeout=5)  # a killed process frees ports on exit
     return [f"{name}[{pid}]" for pid, name in found]
+
+
+def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie (which holds no sockets)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _wait_gone(pids: list[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.1)
+
+
+def _ports_still_open(ports: list[int], timeout: float) -> list[str]:
+    """Ports that keep accepting connections for `timeout` seconds (shutdown takes a moment)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        still_open = [str(p) for p in ports if _port_open(f"https://127.0.0.1:{p}")]
+        if not still_open or time.monotonic() >= deadline:
+            return still_open
+        time.sleep(0.2)
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
