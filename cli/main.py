@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cli import dev_commands, simulate_command
+from cli import dev_commands, hub_command, simulate_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     dev_commands.register(commands)
     simulate_command.register(commands)
+    hub_command.register(commands)
     version = commands.add_parser("version", help="print fleetq's version")
     version.set_defaults(handler=_print_version)
     return parser

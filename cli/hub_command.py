@@ -1,0 +1,98 @@
+"""`fleetq hub`: run the hub (queueing engine and controllers) against a manager cluster."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "hub",
+        help="run the hub: Kueue-compatible queueing on a manager cluster",
+        description=(
+            "Run the hub against a cluster: informers, the queueing engine, the scheduler "
+            "loop and the controllers, with leader election when the configuration asks."
+        ),
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="upstream Kueue Configuration file (config.kueue.x-k8s.io/v1beta2)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig of the manager cluster (default: in-cluster, $KUBECONFIG, ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--health-port", type=int, help="port of /healthz and /readyz (default: from --config)"
+    )
+    parser.add_argument(
+        "--metrics-port", type=int, help="port of /metrics (default: from --config)"
+    )
+    parser.add_argument(
+        "--visibility-port",
+        type=int,
+        help="serve the pending-workloads API over plain HTTP on this port (default: off)",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=("debug", "info", "warning", "error")
+    )
+    parser.set_defaults(handler=run_hub)
+
+
+def run_hub(args: argparse.Namespace) -> int:
+    from hub.configuration import ConfigurationError, load_configuration
+    from hub.runtime.json_logging import configure_json_logging
+
+    try:
+        loaded = load_configuration(args.config)
+    except ConfigurationError as error:
+        print(f"fleetq hub: {error}", file=sys.stderr)
+        return 2
+    for warning in loaded.warnings:
+        print(f"fleetq hub: warning: {warning}", file=sys.stderr)
+    configure_json_logging(args.log_level)
+    return asyncio.run(_serve(args, loaded.configuration))
+
+
+async def _serve(args: argparse.Namespace, configuration: Any) -> int:
+    from core.kube.client import KubeClient
+    from core.kube.cluster_config import ClusterConfigError, load_cluster_config
+    from hub.app import Hub, HubOptions, HubStopped
+
+    try:
+        cluster = await load_cluster_config(args.kubeconfig)
+    except (ClusterConfigError, OSError) as error:
+        print(f"fleetq hub: {error}", file=sys.stderr)
+        return 2
+    client = KubeClient(cluster, qps=configuration.client_qps, burst=configuration.client_burst)
+    hub = Hub(
+        configuration,
+        client,
+        HubOptions(
+            health_port=args.health_port,
+            metrics_port=args.metrics_port,
+            visibility_port=args.visibility_port,
+        ),
+    )
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    assert task is not None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        await hub.run()
+    except asyncio.CancelledError:
+        return 0
+    except HubStopped as error:
+        print(f"fleetq hub: {error}", file=sys.stderr)
+        return 1
+    finally:
+        await client.close()
+    return 0

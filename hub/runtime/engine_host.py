@@ -1,0 +1,123 @@
+"""The hub's one Engine, and the single door every change to it goes through.
+
+The engine is synchronous and pure, so it is driven directly from the event loop: no
+threads and no locks, and an engine call never awaits. Whatever changes the engine
+(an informer event, a scheduling cycle, a job that stopped) goes through this host,
+which tells its listeners which workloads' statuses changed and which ClusterQueues they
+touched, and wakes the scheduler loop. Listeners only note keys (the status writer and
+the queue-status writer queue them); they never call back into the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Iterable, Mapping
+from typing import Protocol
+
+import structlog
+
+from core.engine.clock import Clock, WallClock
+from core.engine.conditions import CheckState
+from core.engine.engine import Engine, EngineConfig, StatusChanges
+
+
+class EngineListener(Protocol):
+    """Told about changes; must be quick and must not call the engine back."""
+
+    def workloads_changed(self, keys: Collection[str]) -> None: ...
+
+    def queues_touched(self, cluster_queues: Collection[str] | None) -> None:
+        """`None` means every queue (a cluster object changed)."""
+
+
+class EngineHost:
+    """Owns the Engine; publishes what each call changed (see module docstring)."""
+
+    def __init__(self, config: EngineConfig, *, clock: Clock | None = None) -> None:
+        self.engine = Engine(config, clock or WallClock())
+        self.log = structlog.get_logger("hub.runtime.engine")
+        self._listeners: list[EngineListener] = []
+        self._wake = asyncio.Event()
+
+    # -- plumbing ------------------------------------------------------------------------
+    def add_listener(self, listener: EngineListener) -> None:
+        self._listeners.append(listener)
+
+    def wake(self) -> None:
+        """Something that may allow an admission happened: run a scheduling cycle soon."""
+        self._wake.set()
+
+    async def wait_for_change(self, timeout_seconds: float | None) -> bool:
+        """Wait until woken (True) or the timeout passes (False); clears the signal."""
+        try:
+            if timeout_seconds is None:
+                await self._wake.wait()
+            else:
+                async with asyncio.timeout(max(0.0, timeout_seconds)):
+                    await self._wake.wait()
+        except TimeoutError:
+            return False
+        finally:
+            self._wake.clear()
+        return True
+
+    def publish(
+        self,
+        changes: Mapping[str, object] | Iterable[str],
+        *,
+        touched: Iterable[str] = (),
+        wake: bool = True,
+    ) -> None:
+        """Tell listeners which workloads changed and which ClusterQueues that touched."""
+        keys = list(changes)
+        queues = {cq for cq in touched if cq}
+        for key in keys:
+            cq = self.engine.workload_cluster_queue(key)
+            if cq:
+                queues.add(cq)
+        if keys:
+            for listener in self._listeners:
+                listener.workloads_changed(keys)
+        if queues:
+            for listener in self._listeners:
+                listener.queues_touched(queues)
+        if wake:
+            self.wake()
+
+    def cluster_objects_changed(self) -> None:
+        """A queue, flavor, cohort, check, class or namespace changed."""
+        for listener in self._listeners:
+            listener.queues_touched(None)
+        self.wake()
+
+    # -- lifecycle calls a controller makes on a workload it observed --------------------
+    def knows(self, key: str) -> bool:
+        return self.engine.workload_status(key) is not None
+
+    def finish(self, key: str, *, succeeded: bool, message: str) -> None:
+        if self.knows(key):
+            self._publish_call(key, self.engine.finish(key, succeeded, message))
+
+    def complete_eviction(self, key: str) -> None:
+        if self.knows(key):
+            self._publish_call(key, self.engine.complete_eviction(key))
+
+    def set_pods_ready(self, key: str, ready: bool) -> None:
+        if self.knows(key):
+            self._publish_call(key, self.engine.set_pods_ready(key, ready), wake=False)
+
+    def set_reclaimable_pods(self, key: str, reclaimable: Mapping[str, int]) -> None:
+        if self.knows(key):
+            self._publish_call(key, self.engine.set_reclaimable_pods(key, reclaimable))
+
+    def set_admission_check_state(
+        self, key: str, check: str, state: CheckState, message: str = ""
+    ) -> None:
+        if self.knows(key):
+            self._publish_call(
+                key, self.engine.set_admission_check_state(key, check, state, message)
+            )
+
+    def _publish_call(self, key: str, changes: StatusChanges, *, wake: bool = True) -> None:
+        # The workload's CQ is looked up after the call: a finish releases quota there.
+        self.publish(changes, touched=(self.engine.workload_cluster_queue(key) or "",), wake=wake)

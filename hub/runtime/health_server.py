@@ -1,0 +1,60 @@
+"""Probes and metrics over plain HTTP: /healthz, /readyz and /metrics.
+
+/healthz answers as long as the event loop does; /readyz only once every informer has
+stored its first list (a replica that has not synced must not take traffic or lead);
+/metrics is the Prometheus exposition of `HubMetrics`. Health and metrics may share one
+application or listen on separate ports, as the hub's configuration says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from hub.metrics import HubMetrics
+
+HEALTH_PATH = "/healthz"
+READY_PATH = "/readyz"
+METRICS_PATH = "/metrics"
+
+
+def probe_routes(app: web.Application, ready: Callable[[], bool]) -> None:
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if ready():
+            return web.Response(text="ok")
+        return web.Response(status=503, text="informer caches not synced")
+
+    app.router.add_get(HEALTH_PATH, healthz)
+    app.router.add_get(READY_PATH, readyz)
+
+
+def metrics_routes(app: web.Application, metrics: HubMetrics) -> None:
+    async def scrape(_: web.Request) -> web.Response:
+        response = web.Response(body=metrics.exposition())
+        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+        return response
+
+    app.router.add_get(METRICS_PATH, scrape)
+
+
+async def serve(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """Start serving `app`; the caller cleans the returned runner up."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    # "All interfaces" on an OS-picked port would give each address family its own port.
+    site = web.TCPSite(runner, host or ("0.0.0.0" if port == 0 else None), port)
+    await site.start()
+    return runner
+
+
+def bound_port(runner: web.AppRunner) -> int:
+    """The port a runner listens on (for port 0, the one the OS picked)."""
+    for address in runner.addresses:
+        if isinstance(address, tuple):
+            return int(address[1])
+    raise RuntimeError("the server is not listening on a TCP port")

@@ -1,0 +1,99 @@
+"""The hub's informers: one cache per watched resource, all on the manager cluster.
+
+Objects stay decoded JSON (dicts): the engine adapters and the Job integration read
+manifests in that shape, and fields the hub does not model pass through untouched.
+Indexes answer the controllers' lookups without scans (a Job's Workloads, a
+ClusterQueue's LocalQueues). `run` keeps every cache current until cancelled; `synced`
+turns true once every first list is stored, which is what /readyz reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from core.kube.client import KubeClient
+from core.kube.informer import Informer
+from core.kube.resources import ResourceRef
+from hub.runtime import watched_kinds as kinds
+from hub.runtime.job_controller import (
+    JOB_BY_PREBUILT_WORKLOAD,
+    WORKLOAD_BY_OWNER_JOB,
+    job_prebuilt_workload_index,
+    workload_owner_job_index,
+)
+from hub.runtime.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+
+Cache = Informer[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class HubInformers:
+    """Every cache the hub reads (see module docstring)."""
+
+    resource_flavors: Cache
+    cohorts: Cache
+    cluster_queues: Cache
+    local_queues: Cache
+    workload_priority_classes: Cache
+    admission_checks: Cache
+    namespaces: Cache
+    workloads: Cache
+    jobs: Cache
+    pod_priority_classes: Cache
+
+    @classmethod
+    def create(cls, client: KubeClient) -> HubInformers:
+        def cache(resource: ResourceRef, **indexers: Any) -> Cache:
+            return Informer(client, resource, into=dict, indexers=indexers or None)
+
+        return cls(
+            resource_flavors=cache(kinds.RESOURCE_FLAVORS),
+            cohorts=cache(kinds.COHORTS),
+            cluster_queues=cache(kinds.CLUSTER_QUEUES),
+            local_queues=cache(
+                kinds.LOCAL_QUEUES,
+                **{LOCAL_QUEUE_BY_CLUSTER_QUEUE: local_queue_cluster_queue_index},
+            ),
+            workload_priority_classes=cache(kinds.WORKLOAD_PRIORITY_CLASSES),
+            admission_checks=cache(kinds.ADMISSION_CHECKS),
+            namespaces=cache(kinds.NAMESPACES),
+            workloads=cache(kinds.WORKLOADS, **{WORKLOAD_BY_OWNER_JOB: workload_owner_job_index}),
+            jobs=cache(kinds.JOBS, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}),
+            pod_priority_classes=cache(kinds.POD_PRIORITY_CLASSES),
+        )
+
+    def __iter__(self) -> Iterator[Cache]:
+        return iter(
+            (
+                self.resource_flavors,
+                self.cohorts,
+                self.cluster_queues,
+                self.local_queues,
+                self.workload_priority_classes,
+                self.admission_checks,
+                self.namespaces,
+                self.workloads,
+                self.jobs,
+                self.pod_priority_classes,
+            )
+        )
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.has_synced for informer in self)
+
+    async def run(self) -> None:
+        """Keep every cache current until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            for informer in self:
+                group.create_task(
+                    informer.run(), name=f"informer-{informer.watcher.resource.plural}"
+                )
+
+    async def wait_synced(self, timeout_seconds: float | None = None) -> None:
+        async with asyncio.timeout(timeout_seconds):
+            for informer in self:
+                await informer.wait_synced()

@@ -1,0 +1,173 @@
+"""The writes the Job controller makes, each guarded by the resourceVersion it was planned on.
+
+Jobs are changed with JSON patches computed by `integrations` (start, the three-step stop)
+plus a replace of `/metadata/resourceVersion`, which makes the apiserver apply the patch
+only to the version it was computed from; any other version fails with Conflict and the
+controller plans again from its cache. Workloads are created from `build_workload`,
+updated in place (queue name, or a whole spec rebuilt from an edited suspended Job) and
+deleted after their finalizer is dropped. Every write also records an Event on the Job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.api.codec import to_builtins
+from core.api.workload import Workload, WorkloadSpec
+from core.kube.client import KubeClient, PatchType
+from core.kube.errors import AlreadyExists, NotFound
+from core.kube.events import EventRecorder, EventType
+from core.kube.object_meta import name_of, namespace_of, object_key, resource_version_of, uid_of
+from hub.runtime import watched_kinds as kinds
+from hub.runtime.field_manager import FIELD_MANAGER
+from hub.runtime.finalizers import set_finalizer
+from hub.runtime.hub_events import EventReason, reference
+from integrations.batch_job.admission import JobSubresource, JobWrite
+from integrations.json_patch import JsonPatchOp
+from integrations.labels import RESOURCE_IN_USE_FINALIZER
+
+Json = Mapping[str, Any]
+
+
+def guarded(version: str, ops: Sequence[JsonPatchOp]) -> list[dict[str, Any]]:
+    """A JSON patch that applies only to the object at `version`."""
+    guard: dict[str, Any] = {"op": "replace", "path": "/metadata/resourceVersion", "value": version}
+    return [guard, *(dict(op) for op in ops)]
+
+
+class JobActions:
+    """Writes on Jobs and their Workloads (see module docstring)."""
+
+    def __init__(self, client: KubeClient, events: EventRecorder | None = None) -> None:
+        self.client = client
+        self.events = events
+
+    def _event(self, job: Json, reason: EventReason, note: str, *, warning: bool = False) -> None:
+        if self.events is not None:
+            self.events.record(
+                reference(job, kinds.JOBS, "Job"),
+                reason,
+                note,
+                type=EventType.WARNING if warning else EventType.NORMAL,
+            )
+
+    def warn(self, job: Json, reason: EventReason, note: str) -> None:
+        self._event(job, reason, note, warning=True)
+
+    # -- jobs ----------------------------------------------------------------------------
+    async def patch_job(
+        self, job: Json, ops: Sequence[JsonPatchOp], subresource: str | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = await self.client.patch(
+            kinds.JOBS,
+            name_of(job),
+            guarded(resource_version_of(job), ops),
+            patch_type=PatchType.JSON,
+            namespace=namespace_of(job),
+            subresource=subresource,
+            field_manager=FIELD_MANAGER,
+        )
+        return result
+
+    async def start(self, job: Json, ops: Sequence[JsonPatchOp], cluster_queue: str) -> None:
+        await self.patch_job(job, ops)
+        self._event(job, EventReason.STARTED, f"Admitted by clusterQueue {cluster_queue}")
+
+    async def stop(self, job: Json, writes: Sequence[JobWrite], why: str) -> Json:
+        """Run a stop plan in order; returns the Job as the last write left it."""
+        current: Json = job
+        for write in writes:
+            subresource = None if write.subresource is JobSubresource.MAIN else "status"
+            current = await self.patch_job(current, write.patch, subresource)
+        if writes:
+            self._event(job, EventReason.STOPPED, why)
+        return current
+
+    # -- workloads -----------------------------------------------------------------------
+    async def create_workload(self, job: Json, workload: Workload) -> None:
+        try:
+            await self.client.create(kinds.WORKLOADS, workload, field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            return  # created by an earlier reconcile; the informer will bring it
+        namespace = workload.metadata.namespace
+        self._event(
+            job,
+            EventReason.CREATED_WORKLOAD,
+            f"Created Workload: {namespace}/{workload.metadata.name}",
+        )
+
+    async def replace_workload_spec(self, job: Json, workload: Json, spec: WorkloadSpec) -> None:
+        body = dict(workload)
+        body["spec"] = to_builtins(spec)
+        await self.client.replace(
+            kinds.WORKLOADS,
+            name_of(workload),
+            body,
+            namespace=namespace_of(workload),
+            field_manager=FIELD_MANAGER,
+        )
+        self._event(
+            job,
+            EventReason.UPDATED_WORKLOAD,
+            f"Updated not matching Workload for suspended job: {object_key(workload)}",
+        )
+
+    async def set_workload_queue(self, workload: Json, queue_name: str) -> None:
+        await self.client.patch(
+            kinds.WORKLOADS,
+            name_of(workload),
+            {
+                "metadata": {"resourceVersion": resource_version_of(workload)},
+                "spec": {"queueName": queue_name},
+            },
+            patch_type=PatchType.MERGE,
+            namespace=namespace_of(workload),
+            field_manager=FIELD_MANAGER,
+        )
+
+    async def adopt_workload(self, workload: Json, adopted: Workload) -> None:
+        """Write the owner reference (and job-uid label) of a prebuilt Workload just adopted."""
+        await self.client.patch(
+            kinds.WORKLOADS,
+            name_of(workload),
+            {
+                "metadata": {
+                    "resourceVersion": resource_version_of(workload),
+                    "labels": dict(adopted.metadata.labels),
+                    "ownerReferences": [to_builtins(r) for r in adopted.metadata.owner_references],
+                }
+            },
+            patch_type=PatchType.MERGE,
+            namespace=namespace_of(workload),
+            field_manager=FIELD_MANAGER,
+        )
+
+    async def release_workload(self, workload: Json) -> None:
+        """Drop the resource-in-use finalizer so the Workload can go away."""
+        await set_finalizer(
+            self.client,
+            kinds.WORKLOADS,
+            workload,
+            RESOURCE_IN_USE_FINALIZER,
+            present=False,
+            field_manager=FIELD_MANAGER,
+        )
+
+    async def delete_workload(self, job: Json | None, workload: Json) -> None:
+        await self.release_workload(workload)
+        try:
+            await self.client.delete(
+                kinds.WORKLOADS,
+                name_of(workload),
+                namespace=namespace_of(workload),
+                precondition_uid=uid_of(workload) or None,
+            )
+        except NotFound:
+            return
+        if job is not None:
+            self._event(
+                job,
+                EventReason.DELETED_WORKLOAD,
+                f"Deleted not matching Workload: {object_key(workload)}",
+            )

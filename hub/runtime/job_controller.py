@@ -1,0 +1,372 @@
+"""The batch/v1 Job controller: a Workload per queued Job, and the Job run as it decides.
+
+For every Job the hub manages (it names a LocalQueue in `kueue.x-k8s.io/queue-name`, or
+manageJobsWithoutQueueName is on and its namespace is selected) a reconcile reads the Job
+and the Workloads it controls from the caches and does the one next thing, upstream's
+job reconciler order:
+- no Workload: create it (owner-referenced, built by `integrations.batch_job`); Workloads
+  that no longer match the Job are deleted (or, for a suspended Job, updated in place),
+  and a running Job without a matching Workload is stopped;
+- the Workload is Finished: drop its finalizer; the Job finished: finish the Workload;
+- succeeded pods are reclaimable, ready pods make PodsReady (with waitForPodsReady);
+- the Workload is evicted: stop the Job (suspend, restore its template) and, once no pod
+  of it runs, let the engine release the quota (`complete_eviction`);
+- the Workload is admitted and the Job suspended: start it on the admitted flavors;
+- the Job runs without admission: stop it.
+Decisions about the Workload are taken from its newest known version in the API (so a Job
+never starts on an admission that was not written), engine calls go through the host, and
+every write is guarded by the resourceVersion it was planned on: reconciles are
+idempotent and safe to repeat after a crash at any point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from core.adapters.kueue_manifests import label_selector
+from core.api.codec import decode
+from core.api.resource_flavor import ResourceFlavor
+from core.api.workload import Workload
+from core.engine.conditions import WorkloadConditionType as Cond
+from core.engine.node_matching import label_selector_matches
+from core.kube.errors import Conflict
+from core.kube.informer import EventHandlers
+from core.kube.object_meta import make_key, namespace_of, object_key, uid_of
+from core.kube.object_store import ObjectStore
+from core.kube.workqueue import WorkQueue
+from hub.runtime.engine_host import EngineHost
+from hub.runtime.finalizers import finalizers_of, is_deleting
+from hub.runtime.hub_events import EventReason
+from hub.runtime.job_actions import JobActions
+from hub.runtime.workload_decisions import condition_of, condition_true
+from hub.runtime.workload_status_patch import status_of
+from hub.runtime.workload_versions import WorkloadVersions
+from integrations.batch_job import job_fields
+from integrations.batch_job.admission import plan_stop, start_job
+from integrations.batch_job.status import is_active, job_finished, pods_ready, reclaimable_pods
+from integrations.batch_job.workload_builder import (
+    WorkloadBuildOptions,
+    build_workload,
+    rebuilt_spec,
+)
+from integrations.batch_job.workload_matching import (
+    PrebuiltOwnership,
+    adopt_prebuilt_workload,
+    match_workloads,
+)
+from integrations.json_patch import diff
+from integrations.labels import (
+    BATCH_JOB_CONTROLLER_NAME,
+    MULTIKUEUE_MANAGED_BY,
+    RESOURCE_IN_USE_FINALIZER,
+)
+from integrations.pod_set_info import InvalidPodSetInfo
+from integrations.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
+
+Json = Mapping[str, Any]
+Store = ObjectStore[dict[str, Any]]
+
+WORKLOAD_BY_OWNER_JOB = "ownerJob"
+JOB_BY_PREBUILT_WORKLOAD = "prebuiltWorkload"
+DEFAULT_WORKERS = 4
+# spec.managedBy values of Jobs Kueue runs (unset means the built-in Job controller).
+_KUEUE_MANAGED = (None, BATCH_JOB_CONTROLLER_NAME, MULTIKUEUE_MANAGED_BY)
+
+
+def workload_owner_job_index(obj: Json) -> Iterable[str]:
+    """Index Workloads by the `namespace/name` of the Job controlling them."""
+    namespace = namespace_of(obj)
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if (
+            owner.get("controller") is True
+            and owner.get("kind") == job_fields.JOB_KIND
+            and owner.get("apiVersion") == job_fields.JOB_API_VERSION
+        ):
+            return (make_key(namespace, str(owner.get("name"))),)
+    return ()
+
+
+def job_prebuilt_workload_index(obj: Json) -> Iterable[str]:
+    """Index Jobs by the `namespace/name` of the prebuilt Workload they name."""
+    name = job_fields.prebuilt_workload_name(obj)
+    return (make_key(namespace_of(obj), name),) if name else ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobManagement:
+    """Which Jobs the hub manages and how their Workloads are built."""
+
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Mapping[str, Any] | None = None
+    wait_for_pods_ready: bool = False
+    build: WorkloadBuildOptions = field(default_factory=WorkloadBuildOptions)
+
+
+class JobController:
+    """Reconciles batch/v1 Jobs against their Workloads (see module docstring)."""
+
+    def __init__(
+        self,
+        actions: JobActions,
+        host: EngineHost,
+        versions: WorkloadVersions,
+        *,
+        jobs: Store,
+        workloads: Store,
+        resource_flavors: Store,
+        namespaces: Store,
+        pod_priority_classes: Store,
+        workload_priority_values: Mapping[str, int],
+        management: JobManagement | None = None,
+    ) -> None:
+        self.actions = actions
+        self.host = host
+        self.versions = versions
+        self.jobs = jobs
+        self.workloads = workloads
+        self.resource_flavors = resource_flavors
+        self.namespaces = namespaces
+        self.pod_priority_classes = pod_priority_classes
+        self.workload_priority_values = workload_priority_values
+        self.management = management or JobManagement()
+        selector = self.management.managed_jobs_namespace_selector
+        self._namespace_selector = label_selector(selector) if selector is not None else None
+        self.queue: WorkQueue[str] = WorkQueue("jobs")
+        self.log = structlog.get_logger("hub.runtime.jobs")
+
+    # -- triggers ------------------------------------------------------------------------
+    def job_handlers(self) -> EventHandlers[dict[str, Any]]:
+        def enqueue(obj: Json) -> None:
+            self.queue.add(object_key(obj))
+
+        return EventHandlers(
+            on_add=enqueue, on_update=lambda _old, new: enqueue(new), on_delete=enqueue
+        )
+
+    def workload_handlers(self) -> EventHandlers[dict[str, Any]]:
+        return EventHandlers(
+            on_add=self.workload_changed,
+            on_update=lambda _old, new: self.workload_changed(new),
+            on_delete=self.workload_changed,
+        )
+
+    def workload_changed(self, workload: Json) -> None:
+        """Queue the Job a Workload belongs to (its controller, or the Job naming it)."""
+        for key in workload_owner_job_index(workload):
+            self.queue.add(key)
+        for job in self.jobs.by_index(JOB_BY_PREBUILT_WORKLOAD, object_key(workload)):
+            self.queue.add(object_key(job))
+
+    async def run(self, workers: int = DEFAULT_WORKERS) -> None:
+        known = self.jobs.keys()
+        for key in known:
+            self.queue.add(key)
+        await self.queue.run_workers(self._reconcile_or_retry, workers)
+
+    async def _reconcile_or_retry(self, key: str) -> None:
+        try:
+            await self.reconcile(key)
+        except Conflict:
+            # Planned on a version that moved on (often the hub's own write not yet in the
+            # cache): plan again shortly from the newer one. Not an error worth a warning.
+            self.log.debug("job.conflict", job=key)
+            self.queue.add_rate_limited(key)
+
+    # -- reading -------------------------------------------------------------------------
+    def _manages(self, job: Json) -> bool:
+        if job_fields.managed_by(job) not in _KUEUE_MANAGED:
+            return False
+        if job_fields.queue_name(job) or job_fields.prebuilt_workload_name(job) is not None:
+            return True
+        if not self.management.manage_jobs_without_queue_name:
+            return False
+        namespace = self.namespaces.get(namespace_of(job))
+        labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+        return namespace is not None and label_selector_matches(self._namespace_selector, labels)
+
+    def _owned(self, job_key: str) -> list[Json]:
+        """Newest versions of the Workloads whose controller is a Job of this name."""
+        out = []
+        for cached in self.workloads.by_index(WORKLOAD_BY_OWNER_JOB, job_key):
+            current = self.versions.current(object_key(cached)) or cached
+            out.append(current)
+        out.sort(
+            key=lambda w: (str((w.get("metadata") or {}).get("creationTimestamp")), object_key(w))
+        )
+        return out
+
+    def _flavors(self, workloads: Iterable[Workload]) -> dict[str, ResourceFlavor]:
+        names = {
+            flavor
+            for workload in workloads
+            if workload.status.admission is not None
+            for psa in workload.status.admission.pod_set_assignments
+            for flavor in psa.flavors.values()
+        }
+        out = {}
+        for name in names:
+            cached = self.resource_flavors.get(name)
+            if cached is not None:
+                out[name] = decode(ResourceFlavor, cached)
+        return out
+
+    def _priority_classes(self) -> PriorityClasses:
+        pod_classes = {
+            str((pc.get("metadata") or {}).get("name")): PodPriorityClass(
+                value=int(pc.get("value") or 0), global_default=bool(pc.get("globalDefault"))
+            )
+            for pc in self.pod_priority_classes
+        }
+        return PriorityClasses(
+            workload_classes=dict(self.workload_priority_values), pod_classes=pod_classes
+        )
+
+    # -- reconcile -----------------------------------------------------------------------
+    async def reconcile(self, key: str) -> None:
+        job = self.jobs.get(key)
+        owned = self._owned(key)
+        if job is None:
+            for workload in owned:
+                await self.actions.delete_workload(None, workload)
+            return
+        if not self._manages(job):
+            return
+        job_uid = uid_of(job)
+        mine = [w for w in owned if _controller_uid(w) == job_uid]
+        strays = [w for w in owned if _controller_uid(w) != job_uid]
+        for workload in strays:  # left by an earlier Job of the same name
+            await self.actions.delete_workload(None, workload)
+        if is_deleting(job):
+            for workload in mine:
+                await self.actions.release_workload(workload)
+            return
+        log = self.log.bind(job=key)
+        prebuilt = job_fields.prebuilt_workload_name(job)
+        if prebuilt is not None:
+            workload_obj = await self._prebuilt(job, prebuilt)
+            if workload_obj is not None:
+                await self._drive(job, workload_obj, log)
+            return
+        decoded = [decode(Workload, w) for w in mine]
+        by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
+        match = match_workloads(job, decoded, self._flavors(decoded))
+        for unmatched in match.to_delete:
+            await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
+        if match.stop_job:
+            restore = match.restore_from
+            await self.actions.stop(job, plan_stop(job, restore), "No matching Workload")
+            return
+        if match.to_update is not None:
+            spec = rebuilt_spec(job, match.to_update, self._priority_classes())
+            await self.actions.replace_workload_spec(
+                job, by_name[match.to_update.metadata.name], spec
+            )
+            return
+        if match.match is None:
+            if job_finished(job) is None and not match.to_delete:
+                await self._create(job, log)
+            return
+        await self._drive(job, by_name[match.match.metadata.name], log)
+
+    async def _create(self, job: Json, log: Any) -> None:
+        try:
+            workload = build_workload(job, self._priority_classes(), self.management.build)
+        except MissingPriorityClass as error:
+            self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
+            raise
+        log.info("job.create_workload", workload=workload.metadata.name)
+        await self.actions.create_workload(job, workload)
+
+    async def _prebuilt(self, job: Json, name: str) -> Json | None:
+        key = make_key(namespace_of(job), name)
+        workload_obj = self.versions.current(key)
+        if workload_obj is None:
+            return None
+        ownership, adopted = adopt_prebuilt_workload(job, decode(Workload, workload_obj))
+        if ownership is PrebuiltOwnership.ADOPTED:
+            await self.actions.adopt_workload(workload_obj, adopted)
+            return None  # the informer brings the adopted version
+        if ownership is PrebuiltOwnership.FOREIGN:
+            return None
+        return workload_obj
+
+    async def _drive(self, job: Json, workload_obj: Json, log: Any) -> None:
+        """One step for a Job and the Workload that matches it."""
+        key = object_key(workload_obj)
+        status = status_of(workload_obj)
+        workload = decode(Workload, workload_obj)
+        if condition_true(status, Cond.FINISHED):
+            if RESOURCE_IN_USE_FINALIZER in finalizers_of(workload_obj):
+                await self.actions.release_workload(workload_obj)
+            return
+        if is_deleting(workload_obj):
+            await self.actions.stop(job, plan_stop(job, workload), "Workload is deleted")
+            await self.actions.release_workload(workload_obj)
+            return
+        finish = job_finished(job)
+        if finish is not None:
+            log.info("job.finished", workload=key, succeeded=finish.succeeded)
+            self.host.finish(key, succeeded=finish.succeeded, message=finish.message)
+            return
+        self._report_progress(job, key, status)
+        if condition_true(status, Cond.EVICTED):
+            evicted = condition_of(status, Cond.EVICTED) or {}
+            stopped = await self.actions.stop(
+                job, plan_stop(job, workload), str(evicted.get("message") or "Workload evicted")
+            )
+            if not is_active(stopped) and condition_true(status, Cond.QUOTA_RESERVED):
+                log.info("job.eviction_completed", workload=key)
+                self.host.complete_eviction(key)
+            return
+        if job_fields.is_suspended(job):
+            if condition_true(status, Cond.ADMITTED):
+                await self._start(job, workload, key, log)
+            elif workload.spec.queue_name != job_fields.queue_name(job) and not condition_true(
+                status, Cond.QUOTA_RESERVED
+            ):
+                await self.actions.set_workload_queue(workload_obj, job_fields.queue_name(job))
+            return
+        if not condition_true(status, Cond.ADMITTED):
+            await self.actions.stop(job, plan_stop(job, workload), "Not admitted by cluster queue")
+
+    def _report_progress(self, job: Json, key: str, status: Json) -> None:
+        """Reclaimable pods and PodsReady, from the Job's status to the engine."""
+        wanted = {pod.name: pod.count for pod in reclaimable_pods(job)}
+        have = {
+            str(p.get("name")): int(p.get("count") or 0)
+            for p in status.get("reclaimablePods") or ()
+            if isinstance(p, Mapping)
+        }
+        if wanted != have:
+            self.host.set_reclaimable_pods(key, wanted)
+        if self.management.wait_for_pods_ready and condition_true(status, Cond.ADMITTED):
+            ready = pods_ready(job)
+            current = condition_of(status, Cond.PODS_READY)
+            if current is None or (current.get("status") == "True") != ready:
+                self.host.set_pods_ready(key, ready)
+
+    async def _start(self, job: Json, workload: Workload, key: str, log: Any) -> None:
+        try:
+            started = start_job(job, workload, self._flavors((workload,)))
+        except InvalidPodSetInfo as error:
+            log.warning("job.failed_to_start", workload=key, error=str(error))
+            self.actions.warn(job, EventReason.FAILED_TO_START, str(error))
+            self.host.finish(key, succeeded=False, message=str(error))
+            return
+        ops = diff(job, started)
+        if ops:
+            admission = workload.status.admission
+            cluster_queue = admission.cluster_queue if admission is not None else ""
+            log.info("job.start", workload=key, cluster_queue=cluster_queue)
+            await self.actions.start(job, ops, cluster_queue)
+
+
+def _controller_uid(workload: Json) -> str:
+    for owner in (workload.get("metadata") or {}).get("ownerReferences") or ():
+        if owner.get("controller") is True:
+            return str(owner.get("uid") or "")
+    return ""

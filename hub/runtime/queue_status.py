@@ -1,0 +1,309 @@
+"""ClusterQueue, LocalQueue and Cohort status from the engine, written only when it changed.
+
+Workload changes mark their ClusterQueue dirty (cluster-object changes mark all); the
+writer wakes at most once per `interval_seconds`, renders each dirty queue's status
+(counts, flavorsReservation/flavorsUsage, the `Active` condition with its reason,
+fairSharing.weightedShare when fair sharing is on) and sends a status patch only where
+that differs from the cached object, so bursts of admissions cost one write per queue per
+interval and a quiet system writes nothing. Conditions keep their lastTransitionTime
+while their status holds (Kubernetes' SetStatusCondition). A ClusterQueue being deleted
+keeps its last status, as upstream's does. The per-queue Prometheus gauges are refreshed
+in the same pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
+import structlog
+
+from core.adapters.kueue_manifests import (
+    cluster_queue_status_to_dict,
+    cohort_status_to_dict,
+    local_queue_status_to_dict,
+)
+from core.kube.client import KubeClient, PatchType
+from core.kube.errors import KubeError, NotFound
+from core.kube.object_meta import name_of, namespace_of, object_key
+from core.kube.object_store import ObjectStore
+from core.kube.resources import ResourceRef
+from hub.metrics import HubMetrics, QueueFigures
+from hub.runtime import watched_kinds as kinds
+from hub.runtime.engine_host import EngineHost
+from hub.runtime.field_manager import FIELD_MANAGER
+from hub.runtime.finalizers import is_deleting
+from hub.runtime.workload_decisions import condition_of
+
+Json = Mapping[str, Any]
+Store = ObjectStore[dict[str, Any]]
+LOCAL_QUEUE_BY_CLUSTER_QUEUE = "clusterQueue"
+DEFAULT_INTERVAL_SECONDS = 1.0
+_CONDITION_FIELDS = ("status", "reason", "message", "observedGeneration")
+
+
+def local_queue_cluster_queue_index(obj: Json) -> Iterable[str]:
+    """Index LocalQueues by the ClusterQueue they point at."""
+    name = (obj.get("spec") or {}).get("clusterQueue")
+    return (str(name),) if name else ()
+
+
+def merge_conditions(current: Json, wanted: list[dict[str, Any]], generation: Any) -> list[Any]:
+    """`wanted` conditions, keeping each one's transition time while its status holds."""
+    out: list[Any] = []
+    for condition in wanted:
+        merged = dict(condition)
+        if generation:
+            merged["observedGeneration"] = generation
+        old = condition_of(current, str(condition["type"]))
+        if old is not None and old.get("status") == condition["status"]:
+            merged["lastTransitionTime"] = old.get("lastTransitionTime")
+        out.append(merged)
+    return out
+
+
+def _conditions_key(conditions: Any) -> dict[str, tuple[Any, ...]]:
+    return {
+        str(c.get("type")): tuple(c.get(f) for f in _CONDITION_FIELDS)
+        for c in conditions or ()
+        if isinstance(c, Mapping)
+    }
+
+
+def queue_status_patch(current: Json, wanted: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The fields of `wanted` that differ from `current` (None values delete)."""
+    patch: dict[str, Any] = {}
+    for name, value in wanted.items():
+        have = current.get(name)
+        if name == "conditions":
+            if _conditions_key(have) != _conditions_key(value):
+                patch[name] = value
+        elif have != value and not (have in (None, [], {}) and value in (None, [], {})):
+            patch[name] = value
+    return patch or None
+
+
+class QueueStatusWriter:
+    """Coalesced status writes for queues (see module docstring)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        host: EngineHost,
+        *,
+        cluster_queues: Store,
+        local_queues: Store,
+        cohorts: Store,
+        fair_sharing: bool,
+        metrics: HubMetrics | None = None,
+        workload_queue: Callable[[str], str | None] | None = None,
+        interval_seconds: float = DEFAULT_INTERVAL_SECONDS,
+        concurrency: int = 8,
+    ) -> None:
+        self.client = client
+        self.host = host
+        self.cluster_queues = cluster_queues
+        self.local_queues = local_queues
+        self.cohorts = cohorts
+        self.fair_sharing = fair_sharing
+        self.metrics = metrics
+        # Workload key -> its LocalQueue name (for the per-LocalQueue inadmissible gauge).
+        self.workload_queue = workload_queue
+        self.interval_seconds = interval_seconds
+        self._limit = asyncio.Semaphore(concurrency)
+        self._dirty: set[str] = set()
+        self._all = True
+        self._signal = asyncio.Event()
+        self._signal.set()
+        self._gauged: dict[str, tuple[str, str]] = {}
+        self.writes = 0
+        self.log = structlog.get_logger("hub.runtime.queue_status")
+        host.add_listener(self)
+
+    # -- EngineListener ------------------------------------------------------------------
+    def workloads_changed(self, keys: Collection[str]) -> None:
+        return None
+
+    def queues_touched(self, cluster_queues: Collection[str] | None) -> None:
+        if cluster_queues is None:
+            self._all = True
+        else:
+            self._dirty.update(cluster_queues)
+        self._signal.set()
+
+    # -- running -------------------------------------------------------------------------
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._signal.wait()
+            self._signal.clear()
+            started = loop.time()
+            await self.flush()
+            await asyncio.sleep(max(0.0, self.interval_seconds - (loop.time() - started)))
+
+    async def flush(self) -> None:
+        """Write every dirty queue's status that changed; failures are retried next time."""
+        everything, dirty = self._all, self._dirty
+        self._all, self._dirty = False, set()
+        names = sorted(self.cluster_queues.keys()) if everything else sorted(dirty)
+        writes: list[tuple[ResourceRef, Json, dict[str, Any], str]] = []
+        for name in names:
+            cq = self.cluster_queues.get(name)
+            if cq is None:
+                continue
+            wanted = self._cluster_queue_status(cq)
+            if wanted is not None:
+                writes.append((kinds.CLUSTER_QUEUES, cq, wanted, name))
+            for lq in self.local_queues.by_index(LOCAL_QUEUE_BY_CLUSTER_QUEUE, name):
+                wanted = self._local_queue_status(lq)
+                if wanted is not None:
+                    writes.append((kinds.LOCAL_QUEUES, lq, wanted, name))
+        if everything:
+            for lq in self.local_queues:
+                # LocalQueues pointing at a ClusterQueue that does not exist.
+                if (lq.get("spec") or {}).get("clusterQueue") not in self.cluster_queues:
+                    wanted = self._local_queue_status(lq)
+                    if wanted is not None:
+                        writes.append((kinds.LOCAL_QUEUES, lq, wanted, ""))
+        if names or everything:
+            for cohort in self.cohorts:
+                wanted = self._cohort_status(cohort)
+                if wanted is not None:
+                    writes.append((kinds.COHORTS, cohort, wanted, ""))
+        self._refresh_gauges(names, everything)
+        await asyncio.gather(*(self._write(*w) for w in writes))
+
+    async def _write(
+        self, resource: ResourceRef, obj: Json, patch: dict[str, Any], cluster_queue: str
+    ) -> None:
+        async with self._limit:
+            try:
+                await self.client.patch(
+                    resource,
+                    name_of(obj),
+                    {"status": patch},
+                    patch_type=PatchType.MERGE,
+                    namespace=namespace_of(obj) or None,
+                    subresource="status",
+                    field_manager=FIELD_MANAGER,
+                )
+                self.writes += 1
+            except NotFound:
+                return
+            except KubeError as error:
+                self.log.warning(
+                    "queue.status_write_failed", queue=object_key(obj), error=str(error)
+                )
+                if cluster_queue:
+                    self.queues_touched((cluster_queue,))
+                else:
+                    self.queues_touched(None)
+
+    # -- rendering -----------------------------------------------------------------------
+    def _conditions(self, obj: Json, rendered: Mapping[str, Any]) -> list[Any]:
+        current = obj.get("status") or {}
+        generation = (obj.get("metadata") or {}).get("generation")
+        return merge_conditions(current, list(rendered.get("conditions") or ()), generation)
+
+    def _cluster_queue_status(self, cq: Json) -> dict[str, Any] | None:
+        if is_deleting(cq):
+            return None
+        status = self.host.engine.cluster_queue_status(name_of(cq))
+        if status is None:
+            return None
+        rendered = cluster_queue_status_to_dict(status)
+        rendered["conditions"] = self._conditions(cq, rendered)
+        if not self.fair_sharing:
+            rendered["fairSharing"] = None
+        return queue_status_patch(cq.get("status") or {}, rendered)
+
+    def _local_queue_status(self, lq: Json) -> dict[str, Any] | None:
+        status = self.host.engine.local_queue_status(namespace_of(lq), name_of(lq))
+        if status is None:
+            return None
+        rendered = local_queue_status_to_dict(status)
+        rendered["conditions"] = self._conditions(lq, rendered)
+        return queue_status_patch(lq.get("status") or {}, rendered)
+
+    def _cohort_status(self, cohort: Json) -> dict[str, Any] | None:
+        rendered: dict[str, Any] = {"fairSharing": None}
+        if self.fair_sharing:
+            status = self.host.engine.cohort_status(name_of(cohort))
+            if status is None:
+                return None
+            rendered = {"fairSharing": cohort_status_to_dict(status)["fairSharing"]}
+        return queue_status_patch(cohort.get("status") or {}, rendered)
+
+    # -- metrics -------------------------------------------------------------------------
+    def _root_cohort(self, name: str) -> str:
+        seen: set[str] = set()
+        while name and name not in seen:
+            seen.add(name)
+            cohort = self.cohorts.get(name)
+            parent = ((cohort or {}).get("spec") or {}).get("parentName") if cohort else None
+            if not parent:
+                return name
+            name = str(parent)
+        return name
+
+    def _refresh_gauges(self, names: list[str], everything: bool) -> None:
+        metrics = self.metrics
+        if metrics is None:
+            return
+        engine = self.host.engine
+        if everything:
+            for gone in [n for n in self._gauged if n not in self.cluster_queues]:
+                metrics.forget_cluster_queue(gone, (self._gauged.pop(gone),))
+        for name in names:
+            cq = self.cluster_queues.get(name)
+            status = engine.cluster_queue_status(name)
+            if cq is None or status is None:
+                continue
+            parent = str((cq.get("spec") or {}).get("cohortName") or "")
+            lineage = (parent, self._root_cohort(parent))
+            previous = self._gauged.get(name)
+            if previous is not None and previous != lineage:
+                metrics.forget_cluster_queue(name, (previous,))
+            self._gauged[name] = lineage
+            inadmissible = engine.inadmissible_workloads(name)
+            active = status.conditions and status.conditions[0].status
+            state = "terminating" if is_deleting(cq) else ("active" if active else "pending")
+            metrics.set_cluster_queue(
+                name,
+                QueueFigures(
+                    active_pending=len(engine.queued_workloads(name)),
+                    inadmissible_pending=len(inadmissible),
+                    reserving=status.reserving_workloads,
+                    admitted=status.admitted_workloads,
+                ),
+                state,
+                *lineage,
+            )
+            self._gauge_local_queues(name, inadmissible)
+
+    def _gauge_local_queues(self, cluster_queue: str, inadmissible: list[str]) -> None:
+        assert self.metrics is not None
+        engine = self.host.engine
+        parked: dict[str, int] = {}
+        for key in inadmissible:
+            queue = self.workload_queue(key) if self.workload_queue is not None else None
+            if queue:
+                lq_key = f"{key.partition('/')[0]}/{queue}"
+                parked[lq_key] = parked.get(lq_key, 0) + 1
+        for lq in self.local_queues.by_index(LOCAL_QUEUE_BY_CLUSTER_QUEUE, cluster_queue):
+            namespace, name = namespace_of(lq), name_of(lq)
+            status = engine.local_queue_status(namespace, name)
+            if status is None:
+                continue
+            stuck = parked.get(f"{namespace}/{name}", 0)
+            self.metrics.set_local_queue(
+                namespace,
+                name,
+                QueueFigures(
+                    active_pending=max(0, status.pending_workloads - stuck),
+                    inadmissible_pending=stuck,
+                    reserving=status.reserving_workloads,
+                    admitted=status.admitted_workloads,
+                ),
+            )

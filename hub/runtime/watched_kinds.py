@@ -1,0 +1,32 @@
+"""Every resource the hub reads or writes, named once so no controller retypes a plural."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.api.registry import kind_info
+from core.kube.resources import JOBS, NAMESPACES, Resource
+
+RESOURCE_FLAVORS: Final = kind_info("ResourceFlavor")
+COHORTS: Final = kind_info("Cohort")
+CLUSTER_QUEUES: Final = kind_info("ClusterQueue")
+LOCAL_QUEUES: Final = kind_info("LocalQueue")
+WORKLOAD_PRIORITY_CLASSES: Final = kind_info("WorkloadPriorityClass")
+ADMISSION_CHECKS: Final = kind_info("AdmissionCheck")
+WORKLOADS: Final = kind_info("Workload")
+POD_PRIORITY_CLASSES: Final = Resource(
+    "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
+)
+
+__all__ = [
+    "ADMISSION_CHECKS",
+    "CLUSTER_QUEUES",
+    "COHORTS",
+    "JOBS",
+    "LOCAL_QUEUES",
+    "NAMESPACES",
+    "POD_PRIORITY_CLASSES",
+    "RESOURCE_FLAVORS",
+    "WORKLOADS",
+    "WORKLOAD_PRIORITY_CLASSES",
+]

@@ -1,0 +1,85 @@
+"""From the engine's view of a Workload's status to the merge patch that makes it so.
+
+The engine owns a fixed set of status fields (conditions, admission, requeue state,
+admission checks, reclaimable pods, accumulated execution time, scheduling stats); other
+writers own the rest (MultiKueue's clusterName, unhealthyNodes, ...), so a patch names
+only owned fields, sets a field the engine no longer has to null, and leaves the rest
+alone. Fields already equal to what the engine wants are left out, and a status that
+already matches yields no patch at all: repeating a reconcile writes nothing.
+
+Conditions compare by type, status, reason, message and transition time; their order
+and observedGeneration do not count, since neither changes what the condition says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from core.adapters.kueue_manifests import workload_status_to_dict
+from core.engine.model import WorkloadStatus
+
+Json = Mapping[str, Any]
+
+ENGINE_OWNED_FIELDS: Final = (
+    "conditions",
+    "admission",
+    "requeueState",
+    "admissionChecks",
+    "reclaimablePods",
+    "accumulatedPastExecutionTimeSeconds",
+    "schedulingStats",
+)
+_CONDITION_FIELDS: Final = ("status", "reason", "message", "lastTransitionTime")
+
+
+def owned_status(status: WorkloadStatus) -> dict[str, Any]:
+    """Every engine-owned field as the engine wants it; absent fields are None."""
+    rendered = workload_status_to_dict(status)
+    return {name: rendered.get(name) for name in ENGINE_OWNED_FIELDS}
+
+
+def _conditions_by_type(conditions: Any) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, tuple[Any, ...]] = {}
+    for condition in conditions or ():
+        if isinstance(condition, Mapping):
+            out[str(condition.get("type"))] = tuple(
+                condition.get(field) or "" for field in _CONDITION_FIELDS
+            )
+    return out
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == [] or value == {} or value == 0
+
+
+def field_differs(name: str, current: Any, wanted: Any) -> bool:
+    if name == "conditions":
+        return _conditions_by_type(current) != _conditions_by_type(wanted)
+    if _empty(current) and _empty(wanted):
+        return False
+    return bool(current != wanted)
+
+
+def status_patch(current: Json | None, wanted: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The merge patch for `status` turning `current` into `wanted`, or None if equal.
+
+    Only owned fields named in `wanted` are considered (`owned_status` names them all).
+    """
+    current = current or {}
+    patch = {
+        name: wanted[name]
+        for name in ENGINE_OWNED_FIELDS
+        if name in wanted and field_differs(name, current.get(name), wanted[name])
+    }
+    return patch or None
+
+
+def owned_fields_differ(a: Json, b: Json) -> bool:
+    """Whether two statuses differ in any engine-owned field."""
+    return any(field_differs(name, a.get(name), b.get(name)) for name in ENGINE_OWNED_FIELDS)
+
+
+def status_of(workload: Json) -> Json:
+    status = workload.get("status")
+    return status if isinstance(status, Mapping) else {}

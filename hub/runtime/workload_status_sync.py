@@ -1,0 +1,203 @@
+"""Writing the engine's decisions: one status patch per Workload, guarded by resourceVersion.
+
+A work queue of Workload keys (de-duplicated, one worker per key at a time, retried with
+backoff) drives a level-based reconcile: take the newest known version of the Workload,
+render the engine's view of its status, and send what differs as one merge patch of the
+status subresource that also carries that version's resourceVersion. The apiserver
+applies it only if nobody wrote in between, so a decision taken on a stale view can never
+land (two hubs, or one hub behind its cache, cannot admit twice):
+- Conflict: read the Workload fresh and feed it to the engine, which re-decides (the
+  queue comes back to the key if the engine still wants a change);
+- NotFound: the Workload is gone; the engine forgets it;
+- success: the response becomes the newest known version (so the next write does not
+  trip over the hub's own previous one), its transitions are counted, and the Job that
+  owns it is reconciled.
+Writes run concurrently across keys, bounded by the number of workers (and the client's
+rate budget). Nothing is written when the status already says what the engine says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import structlog
+
+from core.adapters.kueue_manifests import format_time
+from core.engine.conditions import QuotaReservedReason
+from core.engine.conditions import WorkloadConditionType as Cond
+from core.kube.client import KubeClient, PatchType
+from core.kube.errors import Conflict, NotFound
+from core.kube.object_meta import name_of, namespace_of, resource_version_of
+from core.kube.workqueue import WorkQueue
+from hub.runtime import watched_kinds as kinds
+from hub.runtime.engine_host import EngineHost
+from hub.runtime.field_manager import FIELD_MANAGER
+from hub.runtime.workload_decisions import condition_of
+from hub.runtime.workload_feed import WorkloadFeed
+from hub.runtime.workload_status_patch import owned_status, status_of, status_patch
+from hub.runtime.workload_transitions import WorkloadTransitions
+from hub.runtime.workload_versions import WorkloadVersions
+
+Json = Mapping[str, Any]
+DEFAULT_WORKERS = 8
+
+
+def rejected_status(obj: Json, message: str, now: str) -> dict[str, Any]:
+    """Conditions of a Workload the engine cannot read: QuotaReserved=False, saying why."""
+    status = status_of(obj)
+    conditions = [
+        dict(c)
+        for c in status.get("conditions") or ()
+        if isinstance(c, Mapping) and c.get("type") != Cond.QUOTA_RESERVED
+    ]
+    current = condition_of(status, Cond.QUOTA_RESERVED) or {}
+    # The transition time moves only when the status flips (SetStatusCondition).
+    since = current.get("lastTransitionTime") if current.get("status") == "False" else None
+    conditions.append(
+        {
+            "type": Cond.QUOTA_RESERVED.value,
+            "status": "False",
+            "reason": QuotaReservedReason.INADMISSIBLE.value,
+            "message": message,
+            "lastTransitionTime": since or now,
+        }
+    )
+    return {"conditions": conditions}
+
+
+class WorkloadStatusWriter:
+    """Workload keys in, guarded status patches out (see module docstring)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        host: EngineHost,
+        feed: WorkloadFeed,
+        versions: WorkloadVersions,
+        transitions: WorkloadTransitions,
+        *,
+        workers: int = DEFAULT_WORKERS,
+        on_written: Callable[[Json], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.host = host
+        self.feed = feed
+        self.versions = versions
+        self.transitions = transitions
+        self.workers = workers
+        self.on_written = on_written
+        self.queue: WorkQueue[str] = WorkQueue("workload-status")
+        self.conflicts = 0
+        self.log = structlog.get_logger("hub.runtime.status")
+        host.add_listener(self)
+
+    # -- EngineListener ------------------------------------------------------------------
+    def workloads_changed(self, keys: Collection[str]) -> None:
+        for key in keys:
+            self.queue.add(key)
+
+    def queues_touched(self, cluster_queues: Collection[str] | None) -> None:
+        return None
+
+    # -- running -------------------------------------------------------------------------
+    async def run(self) -> None:
+        await self.queue.run_workers(self.sync, self.workers)
+
+    def _wanted(self, key: str, obj: Json) -> dict[str, Any] | None:
+        status = self.host.engine.workload_status(key)
+        if status is not None:
+            return owned_status(status)
+        message = self.feed.invalid.get(key)
+        if message is not None:
+            return rejected_status(obj, message, format_time(self.host.engine.clock.now()))
+        return None
+
+    async def sync(self, key: str) -> None:
+        """Make the Workload's status say what the engine says; idempotent."""
+        obj = self.versions.current(key)
+        if obj is None:
+            return
+        wanted = self._wanted(key, obj)
+        if wanted is None:
+            return
+        patch = status_patch(status_of(obj), wanted)
+        if patch is not None:
+            written = await self._write_status(key, obj, wanted, patch)
+            if written is None:
+                return  # lost a race or the Workload is gone: the key comes back if needed
+            obj = written
+        await self._sync_active(key, obj)
+
+    async def _write_status(
+        self, key: str, obj: Json, wanted: dict[str, Any], patch: dict[str, Any]
+    ) -> Json | None:
+        version = resource_version_of(obj)
+        log = self.log.bind(workload=key)
+        self.feed.in_flight[key] = wanted
+        try:
+            written: dict[str, Any] = await self.client.patch(
+                kinds.WORKLOADS,
+                name_of(obj),
+                {"metadata": {"resourceVersion": version}, "status": patch},
+                patch_type=PatchType.MERGE,
+                namespace=namespace_of(obj),
+                subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
+        except Conflict:
+            self.conflicts += 1
+            log.info("workload.status_conflict", resource_version=version)
+            await self._reread(key, obj)
+            return None
+        except NotFound:
+            log.info("workload.gone")
+            self.feed.forget(key)
+            return None
+        finally:
+            self.feed.in_flight.pop(key, None)
+        self.versions.remember(written)
+        log.debug("workload.status_written", fields=sorted(patch))
+        self.transitions.record(written, status_of(obj), status_of(written))
+        if self.on_written is not None:
+            self.on_written(written)
+        return written
+
+    async def _reread(self, key: str, obj: Json) -> None:
+        try:
+            fresh: dict[str, Any] = await self.client.get(
+                kinds.WORKLOADS, name_of(obj), namespace=namespace_of(obj)
+            )
+        except NotFound:
+            self.feed.forget(key)
+            return
+        # The engine takes the fresh version in (and may decide differently on it); the key
+        # comes back shortly to write whatever the engine then wants.
+        self.feed.observe_fresh(fresh)
+        self.queue.add_rate_limited(key)
+
+    async def _sync_active(self, key: str, obj: Json) -> None:
+        """A workload the engine deactivated gets `spec.active: false`, as upstream writes."""
+        status = self.host.engine.workload_status(key)
+        spec = obj.get("spec") or {}
+        if status is None or status.active or spec.get("active", True) is False:
+            return
+        try:
+            written: dict[str, Any] = await self.client.patch(
+                kinds.WORKLOADS,
+                name_of(obj),
+                {
+                    "metadata": {"resourceVersion": resource_version_of(obj)},
+                    "spec": {"active": False},
+                },
+                patch_type=PatchType.MERGE,
+                namespace=namespace_of(obj),
+                field_manager=FIELD_MANAGER,
+            )
+        except Conflict:
+            await self._reread(key, obj)
+            return
+        except NotFound:
+            self.feed.forget(key)
+            return
+        self.versions.remember(written)

@@ -1,0 +1,381 @@
+"""A real hub, in-process, against the lite fleet's manager cluster.
+
+Each test runs one or more `Hub`s as asyncio tasks of the session's event loop (exactly
+the object `fleetq hub` runs), creates its objects through a client of its own (uniquely
+named cluster-scoped objects, a namespace of its own) and waits for what the hub writes.
+Other tests share the cluster, so assertions only look at the test's own objects, and
+cluster-scoped objects are removed afterwards (finalizers dropped first, since the hub
+that would drop them may already be gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from core.kube.client import KubeClient, PatchType
+from core.kube.errors import KubeError, NotFound
+from core.kube.resources import JOBS, ResourceRef
+from devfleet.cluster_access import RunningFleet
+from hub.app import Hub, HubOptions
+from hub.configuration import Configuration, LeaderElection
+from hub.runtime import watched_kinds as kinds
+
+T = TypeVar("T")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+FINALIZER = "kueue.x-k8s.io/resource-in-use"
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 20.0, what: str = ""
+) -> T:
+    """Poll `probe` until it returns something truthy; fail with `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await probe()
+        if last:
+            return last
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}; last={last!r}")
+
+
+def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == type_:
+            return dict(cond)
+    return None
+
+
+def is_true(obj: dict[str, Any], type_: str) -> bool:
+    cond = condition(obj, type_)
+    return cond is not None and cond.get("status") == "True"
+
+
+class HubRunner:
+    """Starts hubs as tasks; stops whatever is left when the test ends."""
+
+    def __init__(self, fleet: RunningFleet) -> None:
+        self.fleet = fleet
+        self.running: list[tuple[Hub, asyncio.Task[None], KubeClient]] = []
+
+    async def start(
+        self,
+        configuration: Configuration | None = None,
+        options: HubOptions | None = None,
+        *,
+        wait_ready: bool = True,
+    ) -> Hub:
+        client = await KubeClient.from_kubeconfig(
+            self.fleet.manager.kubeconfig, name=self.fleet.manager.name, qps=200, burst=400
+        )
+        configuration = configuration or dataclasses.replace(
+            Configuration(), leader_election=LeaderElection(leader_elect=False)
+        )
+        hub = Hub(
+            configuration,
+            client,
+            options
+            or HubOptions(health_port=-1, metrics_port=-1, queue_status_interval_seconds=0.2),
+        )
+        task = asyncio.create_task(hub.run(), name=f"hub-{hub.identity}")
+        self.running.append((hub, task, client))
+        if wait_ready:
+            await eventually(lambda: _ready(hub, task), timeout=30, what="hub caches synced")
+        return hub
+
+    async def stop(self, hub: Hub) -> None:
+        for entry in list(self.running):
+            if entry[0] is hub:
+                self.running.remove(entry)
+                _, task, client = entry
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                await client.close()
+
+    async def stop_all(self) -> None:
+        for hub, _, _ in list(self.running):
+            await self.stop(hub)
+
+
+async def _ready(hub: Hub, task: asyncio.Task[None]) -> bool:
+    if task.done():
+        task.result()  # surface the failure
+    return hub.ready
+
+
+@pytest.fixture
+async def hubs(kueue_crds: RunningFleet) -> AsyncIterator[HubRunner]:
+    runner = HubRunner(kueue_crds)
+    try:
+        yield runner
+    finally:
+        await runner.stop_all()
+
+
+class Cluster:
+    """The test's view of the manager: create objects, read them, clean up.
+
+    Test modules cannot import this conftest, so the polling and condition helpers are
+    reachable from the fixture too (`cluster.eventually`, `cluster.condition`, ...).
+    """
+
+    eventually = staticmethod(eventually)
+    condition = staticmethod(condition)
+    is_true = staticmethod(is_true)
+
+    def __init__(self, client: KubeClient, namespace: str) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.suffix = uuid.uuid4().hex[:6]
+        self._cluster_scoped: list[tuple[ResourceRef, str]] = []
+
+    def name(self, base: str) -> str:
+        return f"{base}-{self.suffix}"
+
+    async def create(self, resource: ResourceRef, body: dict[str, Any]) -> dict[str, Any]:
+        if not resource.namespaced:
+            self._cluster_scoped.append((resource, body["metadata"]["name"]))
+        else:
+            body["metadata"].setdefault("namespace", self.namespace)
+        created: dict[str, Any] = await self.client.create(resource, body)
+        return created
+
+    async def get(self, resource: ResourceRef, name: str) -> dict[str, Any] | None:
+        namespace = self.namespace if resource.namespaced else None
+        try:
+            found: dict[str, Any] = await self.client.get(resource, name, namespace=namespace)
+        except NotFound:
+            return None
+        return found
+
+    async def list(self, resource: ResourceRef) -> list[dict[str, Any]]:
+        page = await self.client.list(resource, namespace=self.namespace)
+        return list(page.items)
+
+    async def patch_status(self, resource: ResourceRef, name: str, status: dict[str, Any]) -> None:
+        await self.client.patch(
+            resource,
+            name,
+            {"status": status},
+            patch_type=PatchType.MERGE,
+            namespace=self.namespace if resource.namespaced else None,
+            subresource="status",
+        )
+
+    # -- kueue objects -------------------------------------------------------------------
+    async def flavor(self, base: str, node_labels: dict[str, str]) -> str:
+        name = self.name(base)
+        await self.create(
+            kinds.RESOURCE_FLAVORS,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": name},
+                "spec": {"nodeLabels": node_labels},
+            },
+        )
+        return name
+
+    async def cluster_queue(
+        self, base: str, flavor: str, cpu: str, *, preemption: dict[str, Any] | None = None
+    ) -> str:
+        name = self.name(base)
+        spec: dict[str, Any] = {
+            # Only this test's namespace: other tests' workloads never land here.
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.namespace}},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                    ],
+                }
+            ],
+        }
+        if preemption:
+            spec["preemption"] = preemption
+        await self.create(
+            kinds.CLUSTER_QUEUES,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": name},
+                "spec": spec,
+            },
+        )
+        return name
+
+    async def local_queue(self, name: str, cluster_queue: str) -> str:
+        await self.create(
+            kinds.LOCAL_QUEUES,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": name},
+                "spec": {"clusterQueue": cluster_queue},
+            },
+        )
+        return name
+
+    async def priority_class(self, base: str, value: int) -> str:
+        name = self.name(base)
+        await self.create(
+            kinds.WORKLOAD_PRIORITY_CLASSES,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            },
+        )
+        return name
+
+    async def job(
+        self,
+        name: str,
+        queue: str,
+        *,
+        cpu: str = "1",
+        priority_class: str | None = None,
+        node_selector: dict[str, str] | None = None,
+        parallelism: int = 1,
+    ) -> dict[str, Any]:
+        labels = {QUEUE_LABEL: queue}
+        if priority_class:
+            labels[PRIORITY_LABEL] = priority_class
+        return await self.create(
+            JOBS,
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    # No webhook runs here: the Job is created suspended, as it would make it.
+                    "suspend": True,
+                    "parallelism": parallelism,
+                    "completions": parallelism,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "nodeSelector": dict(node_selector or {}),
+                            "containers": [
+                                {
+                                    "name": "main",
+                                    "image": "registry.invalid/train:latest",
+                                    "resources": {"requests": {"cpu": cpu}},
+                                }
+                            ],
+                        }
+                    },
+                },
+            },
+        )
+
+    async def workload(
+        self,
+        name: str,
+        queue: str,
+        *,
+        cpu: str = "1",
+        priority: int | None = None,
+        finalizers: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """A Workload created directly, with no job (as upstream's perf runner does)."""
+        spec: dict[str, Any] = {
+            "queueName": queue,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "image": "registry.invalid/x",
+                                    "resources": {"requests": {"cpu": cpu}},
+                                }
+                            ],
+                        }
+                    },
+                }
+            ],
+        }
+        if priority is not None:
+            spec["priority"] = priority
+        return await self.create(
+            kinds.WORKLOADS,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {"name": name, "finalizers": list(finalizers or [])},
+                "spec": spec,
+            },
+        )
+
+    async def job_workload(self, job_name: str) -> dict[str, Any] | None:
+        """The Workload controlled by the named Job (None until it exists)."""
+        for workload in await self.list(kinds.WORKLOADS):
+            for owner in workload["metadata"].get("ownerReferences") or ():
+                if owner.get("kind") == "Job" and owner.get("name") == job_name:
+                    return workload
+        return None
+
+    async def complete_job(self, name: str) -> None:
+        """Write the status the Job controller would on success (no pods run here)."""
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        await self.patch_status(
+            JOBS,
+            name,
+            {
+                "startTime": now,
+                "completionTime": now,
+                "succeeded": 1,
+                "conditions": [
+                    {
+                        "type": "SuccessCriteriaMet",
+                        "status": "True",
+                        "lastProbeTime": now,
+                        "lastTransitionTime": now,
+                    },
+                    {
+                        "type": "Complete",
+                        "status": "True",
+                        "lastProbeTime": now,
+                        "lastTransitionTime": now,
+                    },
+                ],
+            },
+        )
+
+    async def cleanup(self) -> None:
+        for resource, name in reversed(self._cluster_scoped):
+            with contextlib.suppress(KubeError):
+                await self.client.patch(
+                    resource, name, {"metadata": {"finalizers": None}}, patch_type=PatchType.MERGE
+                )
+            with contextlib.suppress(KubeError):
+                await self.client.delete(resource, name)
+
+
+@pytest.fixture
+async def cluster(kueue_crds: RunningFleet, namespace: str) -> AsyncIterator[Cluster]:
+    client = await KubeClient.from_kubeconfig(
+        kueue_crds.manager.kubeconfig, name=kueue_crds.manager.name, qps=200, burst=400
+    )
+    view = Cluster(client, namespace)
+    try:
+        yield view
+    finally:
+        await view.cleanup()
+        await client.close()

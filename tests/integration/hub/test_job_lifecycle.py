@@ -1,0 +1,171 @@
+"""A queued batch/v1 Job through the hub on a real apiserver: Workload, admission, start on
+the flavor's nodes, completion, quota handed to the next Job; and priority preemption."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from core.kube.resources import JOBS
+from hub.runtime import watched_kinds as kinds
+from integrations.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+POOL_LABEL = "fleetq.dev/node-pool"
+
+
+async def _admitted_workload(cluster: Any, job: str) -> dict[str, Any] | None:
+    workload = await cluster.job_workload(job)
+    return workload if workload is not None and cluster.is_true(workload, "Admitted") else None
+
+
+async def _running(cluster: Any, job: str) -> dict[str, Any] | None:
+    found = await cluster.get(JOBS, job)
+    return found if found is not None and found["spec"].get("suspend") is False else None
+
+
+async def test_a_queued_job_runs_on_its_flavor_and_its_completion_admits_the_next(
+    hubs: Any, cluster: Any
+) -> None:
+    await hubs.start()
+    pool = cluster.name("gpu")
+    flavor = await cluster.flavor("gpu", {POOL_LABEL: pool})
+    cq = await cluster.cluster_queue("team", flavor, "2")
+    lq = await cluster.local_queue("main", cq)
+    await cluster.job("first", lq, cpu="2")
+    first = await cluster.eventually(
+        lambda: _admitted_workload(cluster, "first"), what="first admitted"
+    )
+    # Created after the first is in: equal creation seconds would otherwise tie on UID.
+    await cluster.job("second", lq, cpu="2")
+    owner = first["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("Job", "first", True)
+    assert FINALIZER in first["metadata"]["finalizers"]
+    assert first["status"]["admission"]["clusterQueue"] == cq
+    assignment = first["status"]["admission"]["podSetAssignments"][0]
+    assert assignment["flavors"] == {"cpu": flavor}
+    assert cluster.is_true(first, "QuotaReserved")
+
+    started = await cluster.eventually(lambda: _running(cluster, "first"), what="first unsuspended")
+    pod_spec = started["spec"]["template"]["spec"]
+    assert pod_spec["nodeSelector"] == {POOL_LABEL: pool}
+    # A started Job still matches its Workload: it keeps running under the same one.
+    await asyncio.sleep(1.0)
+    assert (await cluster.get(JOBS, "first") or {})["spec"]["suspend"] is False
+    assert (await cluster.job_workload("first") or {})["metadata"]["uid"] == first["metadata"][
+        "uid"
+    ]
+
+    # The second Job does not fit next to the first: it waits, suspended, with a reason.
+    second = await cluster.eventually(
+        lambda: cluster.job_workload("second"), what="second workload"
+    )
+    pending = await cluster.eventually(
+        lambda: _pending_with_reason(cluster, "second"), what="second pending with a reason"
+    )
+    assert "insufficient" in pending["message"].lower() or "quota" in pending["message"].lower()
+    assert (await cluster.get(JOBS, "second") or {})["spec"]["suspend"] is True
+    assert not cluster.is_true(second, "Admitted")
+
+    cq_status = await cluster.eventually(
+        lambda: _cluster_queue_status(cluster, cq, admitted=1, pending=1), what="CQ status"
+    )
+    assert cq_status["flavorsUsage"] == [
+        {"name": flavor, "resources": [{"name": "cpu", "total": "2", "borrowed": "0"}]}
+    ]
+    active = cluster.condition({"status": cq_status}, "Active")
+    assert active is not None and (active["status"], active["reason"]) == ("True", "Ready")
+    lq_status = (await cluster.get(kinds.LOCAL_QUEUES, lq) or {}).get("status") or {}
+    assert (lq_status.get("admittedWorkloads"), lq_status.get("pendingWorkloads")) == (1, 1)
+    cq_object = await cluster.get(kinds.CLUSTER_QUEUES, cq) or {}
+    assert FINALIZER in cq_object["metadata"].get("finalizers", [])
+
+    # The first Job completes: its Workload finishes, releases the quota, the second starts.
+    await cluster.complete_job("first")
+    finished = await cluster.eventually(
+        lambda: _finished_workload(cluster, "first"), what="first workload finished"
+    )
+    assert (cluster.condition(finished, "Finished") or {}).get("reason") == "Succeeded"
+    await cluster.eventually(lambda: _running(cluster, "second"), what="second unsuspended")
+    released = await cluster.eventually(
+        lambda: _without_finalizer(cluster, finished["metadata"]["name"]),
+        what="finished workload's finalizer dropped",
+    )
+    assert FINALIZER not in (released["metadata"].get("finalizers") or [])
+    await cluster.eventually(
+        lambda: _cluster_queue_status(cluster, cq, admitted=1, pending=0), what="CQ recount"
+    )
+
+
+async def test_a_higher_priority_job_preempts_and_the_victim_is_stopped_and_restored(
+    hubs: Any, cluster: Any
+) -> None:
+    await hubs.start()
+    pool = cluster.name("pool")
+    flavor = await cluster.flavor("rf", {POOL_LABEL: pool})
+    cq = await cluster.cluster_queue(
+        "prio", flavor, "2", preemption={"withinClusterQueue": "LowerPriority"}
+    )
+    lq = await cluster.local_queue("main", cq)
+    low = await cluster.priority_class("low", 10)
+    high = await cluster.priority_class("high", 1000)
+    original_selector = {"team": "research"}
+    await cluster.job("low", lq, cpu="2", priority_class=low, node_selector=original_selector)
+    started = await cluster.eventually(lambda: _running(cluster, "low"), what="low started")
+    assert started["spec"]["template"]["spec"]["nodeSelector"] == {
+        **original_selector,
+        POOL_LABEL: pool,
+    }
+
+    await cluster.job("high", lq, cpu="2", priority_class=high)
+    high_started = await cluster.eventually(lambda: _running(cluster, "high"), what="high started")
+    assert high_started["spec"]["template"]["spec"]["nodeSelector"] == {POOL_LABEL: pool}
+
+    stopped = await cluster.get(JOBS, "low") or {}
+    assert stopped["spec"]["suspend"] is True
+    # The template is back to what the user wrote: the flavor's selector is gone.
+    assert stopped["spec"]["template"]["spec"]["nodeSelector"] == original_selector
+    victim = await cluster.job_workload("low") or {}
+    preempted = cluster.condition(victim, "Preempted") or {}
+    assert preempted.get("status") == "True"
+    assert preempted.get("reason") == "InClusterQueue"
+    evicted = cluster.condition(victim, "Evicted") or {}
+    assert (evicted.get("status"), evicted.get("reason")) == ("True", "Preempted")
+    assert not cluster.is_true(victim, "QuotaReserved")
+    assert "admission" not in victim["status"]
+    requeued = cluster.condition(victim, "Requeued") or {}
+    assert (requeued.get("status"), requeued.get("reason")) == ("True", "Preempted")
+    winner = await cluster.job_workload("high") or {}
+    assert cluster.is_true(winner, "Admitted") and winner["spec"]["priority"] == 1000
+
+
+async def _pending_with_reason(cluster: Any, job: str) -> dict[str, Any] | None:
+    workload = await cluster.job_workload(job)
+    reserved = cluster.condition(workload or {}, "QuotaReserved")
+    if reserved and reserved["status"] == "False" and reserved.get("message"):
+        return reserved
+    return None
+
+
+async def _cluster_queue_status(
+    cluster: Any, name: str, *, admitted: int, pending: int
+) -> dict[str, Any] | None:
+    status = ((await cluster.get(kinds.CLUSTER_QUEUES, name)) or {}).get("status") or {}
+    if status.get("admittedWorkloads") == admitted and status.get("pendingWorkloads") == pending:
+        return status
+    return None
+
+
+async def _finished_workload(cluster: Any, job: str) -> dict[str, Any] | None:
+    workload = await cluster.job_workload(job)
+    return workload if workload is not None and cluster.is_true(workload, "Finished") else None
+
+
+async def _without_finalizer(cluster: Any, name: str) -> dict[str, Any] | None:
+    workload = await cluster.get(kinds.WORKLOADS, name)
+    if workload is not None and FINALIZER not in (workload["metadata"].get("finalizers") or []):
+        return workload
+    return None
