@@ -150,14 +150,17 @@ TOOLS: tuple[GoTool, ...] = (
         packages=(
             "sigs.k8s.io/kueue/cmd/kueue",
             "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue",
+            "sigs.k8s.io/kueue/test/performance/scheduler/runner",
         ),
-        binaries=("kueue", "minimalkueue"),
+        binaries=("kueue", "minimalkueue", "runner"),
         checks={
             # Neither has a --version flag: check the embedded module version instead.
             "kueue": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
             "minimalkueue": VersionCheck(
                 (), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True
             ),
+            # Upstream's scheduler-perf runner: drives side-by-side benchmarks.
+            "runner": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
         },
         ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_VERSION}",),
     ),

@@ -6,4 +6,5 @@ package tools
 import (
 	_ "sigs.k8s.io/kueue/cmd/kueue"
 	_ "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue"
+	_ "sigs.k8s.io/kueue/test/performance/scheduler/runner"
 )
