@@ -1,0 +1,1 @@
+"""MultiKueue on the hub: connections to worker clusters and, on top, dispatch to them."""

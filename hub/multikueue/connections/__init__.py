@@ -1,0 +1,12 @@
+"""Connections from the hub to MultiKueue worker clusters.
+
+- `kubeconfig_source`, `kubeconfig_safety`, `kubeconfig_file_watch`: where a worker's
+  kubeconfig comes from, whether the hub may use it (misconfigured is never retried until
+  it changes), and noticing when a kubeconfig file changes;
+- `worker_connection`, `remote_caches`, `reconnect_backoff`: one client and set of caches
+  per worker, health probes, reconnects with upstream's backoff;
+- `cluster_controller`, `admission_check_controller`, `active_condition`: upstream's
+  `Active` conditions on MultiKueueClusters and MultiKueue AdmissionChecks;
+- `registry`, `worker_events`: the view dispatch reads, and change notifications;
+- `service`: `MultiKueueConnections`, all of it as one task for the hub to run.
+"""

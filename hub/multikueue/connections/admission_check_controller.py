@@ -1,0 +1,239 @@
+"""Reconcile MultiKueue AdmissionChecks: Active from their config and its clusters' health.
+
+Only checks whose controllerName is `kueue.x-k8s.io/multikueue` are touched. The check is
+`Active` when every listed cluster is Active, still True (`SomeActiveClusters`) when some
+are, and False (`NoUsableClusters`) when none are, naming the missing and the inactive
+ones; parameters that do not reference an existing MultiKueueConfig make it False
+`BadConfig`. Reasons and messages are upstream's. A check is reconciled again when it
+changes, when its config's cluster list changes, and when the Active condition of one of
+those clusters changes; a cluster's Active is read from its status, the same source
+upstream and every user looks at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from core.api.admission_check import AdmissionCheck
+from core.api.codec import to_builtins
+from core.api.groups import KUEUE_GROUP
+from core.api.meta import ConditionStatus
+from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME, MultiKueueCluster, MultiKueueConfig
+from core.api.registry import kind_info
+from core.kube.client import KubeClient
+from core.kube.errors import NotFound
+from core.kube.informer import EventHandlers, Informer
+from core.kube.micro_time import utc_now
+from core.kube.status_writer import write_status
+from core.kube.workqueue import WorkQueue
+from hub.multikueue.connections.active_condition import (
+    ACTIVE,
+    CHECK_ACTIVE_MESSAGE,
+    ActiveState,
+    CheckActiveReason,
+    find_condition,
+    go_list,
+    with_condition,
+)
+from hub.multikueue.connections.registry import MULTIKUEUE_CONFIG_KIND, config_reference
+
+ADMISSION_CHECKS = kind_info("AdmissionCheck")
+CHECKS_BY_CONFIG = "multikueue-config"
+CONFIGS_BY_CLUSTER = "multikueue-cluster"
+FIELD_MANAGER = "fleetq-multikueue"
+BAD_CONFIG_PREFIX = "Cannot load the AdmissionChecks parameters: "
+
+ConfigLookup = Callable[[str], MultiKueueConfig | None]
+ClusterLookup = Callable[[str], MultiKueueCluster | None]
+
+
+def check_active_state(
+    check: AdmissionCheck, configs: ConfigLookup, clusters: ClusterLookup
+) -> ActiveState:
+    """The Active condition a MultiKueue check should carry (pure; see module docstring)."""
+    problem = parameters_problem(check)
+    config = None
+    if problem is None:
+        name = check.spec.parameters.name if check.spec.parameters else ""
+        config = configs(name)
+        if config is None:
+            problem = f'{MULTIKUEUE_CONFIG_KIND}.{KUEUE_GROUP} "{name}" not found'
+    if problem is not None or config is None:
+        return ActiveState(
+            ConditionStatus.FALSE, CheckActiveReason.BAD_CONFIG, BAD_CONFIG_PREFIX + str(problem)
+        )
+    missing: list[str] = []
+    inactive: list[str] = []
+    for cluster_name in config.spec.clusters:
+        cluster = clusters(cluster_name)
+        if cluster is None:
+            missing.append(cluster_name)
+        elif not cluster_is_active(cluster):
+            inactive.append(cluster_name)
+    if not missing and not inactive:
+        return ActiveState(ConditionStatus.TRUE, CheckActiveReason.ACTIVE, CHECK_ACTIVE_MESSAGE)
+    parts = []
+    if missing:
+        parts.append(f"Missing clusters: {go_list(missing)}")
+    if inactive:
+        parts.append(f"Inactive clusters: {go_list(inactive)}")
+    message = ", ".join(parts)
+    if len(missing) + len(inactive) < len(config.spec.clusters):
+        return ActiveState(ConditionStatus.TRUE, CheckActiveReason.SOME_ACTIVE_CLUSTERS, message)
+    return ActiveState(ConditionStatus.FALSE, CheckActiveReason.NO_USABLE_CLUSTERS, message)
+
+
+def parameters_problem(check: AdmissionCheck) -> str | None:
+    """Why the check's parameters cannot name a MultiKueueConfig (upstream's words)."""
+    ref = check.spec.parameters
+    if ref is None:
+        return "missing parameters reference"
+    if not ref.name:
+        return "empty name: bad parameters reference"
+    if ref.api_group != KUEUE_GROUP:
+        return f'wrong group "{ref.api_group}", expecting "{KUEUE_GROUP}": bad parameters reference'
+    if ref.kind != MULTIKUEUE_CONFIG_KIND:
+        return (
+            f'wrong kind "{ref.kind}", expecting "{MULTIKUEUE_CONFIG_KIND}": '
+            "bad parameters reference"
+        )
+    return None
+
+
+def cluster_is_active(cluster: MultiKueueCluster) -> bool:
+    condition = find_condition(cluster.status.conditions, ACTIVE)
+    return condition is not None and condition.status is ConditionStatus.TRUE
+
+
+def _active_summary(cluster: MultiKueueCluster) -> tuple[str, str, str] | None:
+    condition = find_condition(cluster.status.conditions, ACTIVE)
+    if condition is None:
+        return None
+    return (condition.status.value, condition.reason, condition.message)
+
+
+def checks_by_config_index(check: AdmissionCheck) -> Iterable[str]:
+    """Index MultiKueue checks by the MultiKueueConfig they reference."""
+    if check.spec.controller_name != MULTIKUEUE_CONTROLLER_NAME:
+        return ()
+    name = config_reference(check)
+    return () if name is None else (name,)
+
+
+def configs_by_cluster_index(config: MultiKueueConfig) -> Iterable[str]:
+    return tuple(config.spec.clusters)
+
+
+class AdmissionCheckController:
+    """Keeps the Active condition of MultiKueue AdmissionChecks current."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        checks: Informer[AdmissionCheck],
+        configs: Informer[MultiKueueConfig],
+        clusters: Informer[MultiKueueCluster],
+        *,
+        wall_clock: Callable[[], datetime] = utc_now,
+        workers: int = 1,
+    ) -> None:
+        self.client = client
+        self.checks = checks
+        self.configs = configs
+        self.clusters = clusters
+        self.wall_clock = wall_clock
+        self.workers = workers
+        self.queue: WorkQueue[str] = WorkQueue("multikueue-admission-checks")
+        self.log = structlog.get_logger("hub.multikueue").bind(controller="multikueue-check")
+        checks.store.add_indexer(CHECKS_BY_CONFIG, checks_by_config_index)
+        configs.store.add_indexer(CONFIGS_BY_CLUSTER, configs_by_cluster_index)
+        checks.add_handlers(
+            EventHandlers(
+                on_add=self._enqueue_check,
+                on_update=lambda _, new: self._enqueue_check(new),
+            )
+        )
+        configs.add_handlers(
+            EventHandlers(
+                on_add=self._enqueue_config_users,
+                on_update=self._config_updated,
+                on_delete=self._enqueue_config_users,
+            )
+        )
+        clusters.add_handlers(
+            EventHandlers(
+                on_add=self._enqueue_cluster_users,
+                on_update=self._cluster_updated,
+                on_delete=self._enqueue_cluster_users,
+            )
+        )
+
+    async def run(self) -> None:
+        try:
+            await self.queue.run_workers(self.reconcile, self.workers)
+        finally:
+            self.queue.shut_down()
+
+    async def reconcile(self, name: str) -> None:
+        check = self.checks.store.get(name)
+        if check is None or check.spec.controller_name != MULTIKUEUE_CONTROLLER_NAME:
+            return
+        wanted = check_active_state(check, self.configs.store.get, self.clusters.store.get)
+
+        def compute(current: AdmissionCheck) -> dict[str, Any] | None:
+            conditions = with_condition(
+                current.status.conditions,
+                wanted,
+                generation=current.metadata.generation,
+                now=self.wall_clock(),
+            )
+            if conditions is None:
+                return None
+            return {"conditions": [to_builtins(condition) for condition in conditions]}
+
+        try:
+            result = await write_status(
+                self.client,
+                ADMISSION_CHECKS,
+                check,
+                compute,
+                into=AdmissionCheck,
+                field_manager=FIELD_MANAGER,
+            )
+        except NotFound:
+            return
+        if result.written:
+            self.log.info(
+                "multikueue.check_condition",
+                check=name,
+                status=wanted.status.value,
+                reason=wanted.reason,
+                message=wanted.message,
+            )
+
+    # -- event handlers --------------------------------------------------------------
+
+    def _enqueue_check(self, check: AdmissionCheck) -> None:
+        if check.spec.controller_name == MULTIKUEUE_CONTROLLER_NAME:
+            self.queue.add(check.metadata.name)
+
+    def _enqueue_config_users(self, config: MultiKueueConfig) -> None:
+        for key in self.checks.store.index_keys(CHECKS_BY_CONFIG, config.metadata.name):
+            self.queue.add(key)
+
+    def _config_updated(self, old: MultiKueueConfig, new: MultiKueueConfig) -> None:
+        if old.spec.clusters != new.spec.clusters:
+            self._enqueue_config_users(new)
+
+    def _enqueue_cluster_users(self, cluster: MultiKueueCluster) -> None:
+        for config_key in self.configs.store.index_keys(CONFIGS_BY_CLUSTER, cluster.metadata.name):
+            for key in self.checks.store.index_keys(CHECKS_BY_CONFIG, config_key):
+                self.queue.add(key)
+
+    def _cluster_updated(self, old: MultiKueueCluster, new: MultiKueueCluster) -> None:
+        if _active_summary(old) != _active_summary(new):
+            self._enqueue_cluster_users(new)

@@ -1,0 +1,123 @@
+"""MultiKueueConnections: everything this package runs, as one thing the hub starts.
+
+Give it the manager's client and the Configuration; `run()` (in the hub's TaskGroup, on the
+leader: it writes statuses and opens a client per worker) watches MultiKueueClusters,
+MultiKueueConfigs, AdmissionChecks and the Secrets of the hub namespace, then runs the
+cluster and admission-check controllers until cancelled. `registry` is the view the rest
+of the hub uses; subscribe to it (or pass `listener`) for worker and remote-object changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from core.api.admission_check import AdmissionCheck
+from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.registry import kind_info
+from core.kube.client import KubeClient
+from core.kube.informer import Informer
+from core.kube.micro_time import utc_now
+from core.kube.resources import JOBS, SECRETS, ResourceRef
+from hub.configuration import Configuration
+from hub.multikueue.connections.admission_check_controller import AdmissionCheckController
+from hub.multikueue.connections.cluster_controller import ClusterController
+from hub.multikueue.connections.kubeconfig_source import DEFAULT_KUBECONFIG_ROOT
+from hub.multikueue.connections.registry import WorkerRegistry
+from hub.multikueue.connections.remote_caches import RemoteKinds
+from hub.multikueue.connections.worker_connection import ConnectionSettings
+from hub.multikueue.connections.worker_events import WorkerListener
+
+SYNC_TIMEOUT_SECONDS = 120.0
+
+JOB_KINDS_BY_FRAMEWORK: dict[str, ResourceRef] = {"batch/job": JOBS}
+"""Remote job kinds this package can cache, by the Configuration's framework name."""
+
+
+def remote_job_kinds(frameworks: Iterable[str]) -> dict[str, ResourceRef]:
+    """The job kinds to cache on workers for the enabled frameworks (unknown ones skipped)."""
+    return {
+        name: JOB_KINDS_BY_FRAMEWORK[name] for name in frameworks if name in JOB_KINDS_BY_FRAMEWORK
+    }
+
+
+class MultiKueueConnections:
+    """Caches, controllers and the registry of worker connections (see module docstring)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        configuration: Configuration,
+        *,
+        settings: ConnectionSettings | None = None,
+        kubeconfig_root: Path = DEFAULT_KUBECONFIG_ROOT,
+        path_poll_interval_seconds: float = 2.0,
+        listener: WorkerListener | None = None,
+        wall_clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.client = client
+        self.namespace = configuration.namespace
+        settings = settings or ConnectionSettings()
+        if settings.kinds == RemoteKinds():
+            kinds = RemoteKinds(jobs=remote_job_kinds(configuration.frameworks))
+            settings = replace(settings, kinds=kinds)
+        self.settings = settings
+        self.clusters: Informer[MultiKueueCluster] = Informer(
+            client, kind_info("MultiKueueCluster"), into=MultiKueueCluster
+        )
+        self.configs: Informer[MultiKueueConfig] = Informer(
+            client, kind_info("MultiKueueConfig"), into=MultiKueueConfig
+        )
+        self.checks: Informer[AdmissionCheck] = Informer(
+            client, kind_info("AdmissionCheck"), into=AdmissionCheck
+        )
+        self.secrets: Informer[dict[str, Any]] = Informer(
+            client, SECRETS, into=dict, namespace=self.namespace
+        )
+        self.registry = WorkerRegistry(self.checks, self.configs)
+        if listener is not None:
+            self.registry.subscribe(listener)
+        self.cluster_controller = ClusterController(
+            client,
+            self.clusters,
+            self.secrets,
+            self.registry,
+            namespace=self.namespace,
+            origin=configuration.multikueue.origin,
+            settings=settings,
+            kubeconfig_root=kubeconfig_root,
+            path_poll_interval_seconds=path_poll_interval_seconds,
+            wall_clock=wall_clock,
+        )
+        self.check_controller = AdmissionCheckController(
+            client, self.checks, self.configs, self.clusters, wall_clock=wall_clock
+        )
+        self.log = structlog.get_logger("hub.multikueue")
+
+    def informers(self) -> Iterator[Informer[Any]]:
+        yield self.clusters
+        yield self.configs
+        yield self.checks
+        yield self.secrets
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.has_synced for informer in self.informers())
+
+    async def run(self) -> None:
+        """Watch, then reconcile, until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            for informer in self.informers():
+                group.create_task(informer.run(), name="multikueue-cache")
+            async with asyncio.timeout(SYNC_TIMEOUT_SECONDS):
+                for informer in self.informers():
+                    await informer.wait_synced()
+            self.log.info("multikueue.caches_synced", namespace=self.namespace)
+            group.create_task(self.cluster_controller.run(), name="multikueue-clusters")
+            group.create_task(self.check_controller.run(), name="multikueue-checks")
