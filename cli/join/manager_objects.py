@@ -1,0 +1,111 @@
+"""What join writes on the manager: per worker a Secret and a MultiKueueCluster; per dispatch
+config a MultiKueueConfig and the AdmissionCheck that names it. All upstream-shaped, so the
+same objects serve fleetq's hub and upstream Kueue's MultiKueue manager alike.
+
+The Secret carries two annotations of fleetq's own: when its token expires (what `--rotate`
+and `fleetq status` read, since upstream lets expired tokens fail silently) and whose token
+it is (so a token of another identity is never mistaken for ours).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+
+from cli.join.fleet_file import DispatchConfig, WorkerSpec
+from cli.join.worker_identity import MANAGED_BY, MANAGED_BY_LABEL, Manifest
+from core.api.groups import KUEUE_API_VERSION, KUEUE_GROUP
+from core.api.multikueue import KUBECONFIG_SECRET_KEY, MULTIKUEUE_CONTROLLER_NAME
+
+TOKEN_EXPIRY_ANNOTATION = "fleetq.dev/token-expires-at"
+TOKEN_SUBJECT_ANNOTATION = "fleetq.dev/token-subject"
+WORKER_LABEL = "fleetq.dev/worker"
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC, seconds precision (as Kubernetes writes times)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def kubeconfig_secret_manifest(
+    worker: WorkerSpec,
+    namespace: str,
+    kubeconfig_text: str,
+    *,
+    expires_at: datetime,
+    subject: str,
+) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": worker.secret_name,
+            "namespace": namespace,
+            "labels": {MANAGED_BY_LABEL: MANAGED_BY, WORKER_LABEL: worker.name},
+            "annotations": {
+                TOKEN_EXPIRY_ANNOTATION: format_timestamp(expires_at),
+                TOKEN_SUBJECT_ANNOTATION: subject,
+            },
+        },
+        "type": "Opaque",
+        "data": {KUBECONFIG_SECRET_KEY: base64.b64encode(kubeconfig_text.encode()).decode()},
+    }
+
+
+def secret_kubeconfig_text(secret: Manifest | None) -> str | None:
+    """The kubeconfig stored in a Secret as returned by the apiserver, or None."""
+    if not secret:
+        return None
+    encoded = (secret.get("data") or {}).get(KUBECONFIG_SECRET_KEY)
+    if not encoded:
+        return None
+    try:
+        return base64.b64decode(encoded).decode()
+    except ValueError:
+        return None
+
+
+def multikueue_cluster_manifest(worker: WorkerSpec) -> Manifest:
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "MultiKueueCluster",
+        "metadata": {"name": worker.name, "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+        "spec": {
+            "clusterSource": {
+                "kubeConfig": {"location": worker.secret_name, "locationType": "Secret"}
+            }
+        },
+    }
+
+
+def multikueue_config_manifest(config: DispatchConfig) -> Manifest:
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": config.name, "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+        "spec": {"clusters": list(config.workers)},
+    }
+
+
+def admission_check_manifest(config: DispatchConfig) -> Manifest:
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "AdmissionCheck",
+        "metadata": {"name": config.admission_check, "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+        "spec": {
+            "controllerName": MULTIKUEUE_CONTROLLER_NAME,
+            "parameters": {
+                "apiGroup": KUEUE_GROUP,
+                "kind": "MultiKueueConfig",
+                "name": config.name,
+            },
+        },
+    }
