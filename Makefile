@@ -28,8 +28,8 @@ install: $(STAMP)
 tools: install
 	$(BIN)/fleetq dev tools
 
-# The tools a local fleet needs (helm and kueue are for later tiers: `make tools` builds all).
-FLEET_TOOLS ?= kubernetes etcd kwok
+# The tools the fleet, the tests and the demo need (`make tools` also builds upstream Kueue).
+FLEET_TOOLS ?= kubernetes etcd kwok helm
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 
