@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from core.engine.clock import Clock
@@ -22,7 +22,8 @@ from core.engine.model import (
     StopPolicy,
     WorkloadPriorityClass,
 )
-from core.engine.pending_queue import PendingQueue
+from core.engine.pending_queue import PendingQueue, QueueWatcher
+from core.engine.queue_index import QueueIndex
 from core.engine.quota_tree import FlavorResource, Quota, QuotaNode, QuotaTree
 from core.engine.workload_state import WorkloadState
 
@@ -50,10 +51,11 @@ class ClusterQueueState:
     """A ClusterQueue: spec, quota node, pending queue and reserving workloads."""
 
     __slots__ = (
+        "_in_cycle",
+        "_inactive",
         "admission_checks",
         "generation",
         "groups",
-        "in_cycle",
         "inactive_checks",
         "missing_checks",
         "missing_flavors",
@@ -65,11 +67,13 @@ class ClusterQueueState:
         "spec",
     )
 
-    def __init__(self, spec: ClusterQueue, node: QuotaNode) -> None:
+    def __init__(
+        self, spec: ClusterQueue, node: QuotaNode, watcher: QueueWatcher | None = None
+    ) -> None:
         self.name = spec.name
         self.spec = spec
         self.node = node
-        self.queue = PendingQueue(spec.name, spec.queueing_strategy)
+        self.queue = PendingQueue(spec.name, spec.queueing_strategy, watcher)
         # Workloads holding quota here (reserved or admitted, evicted but not released).
         self.reserving: dict[str, WorkloadState] = {}
         # Bumped whenever capacity may have grown, invalidating remembered flavor searches.
@@ -79,9 +83,12 @@ class ClusterQueueState:
         self.missing_flavors: list[str] = []
         self.missing_checks: list[str] = []
         self.inactive_checks: list[str] = []
-        self.in_cycle = False
+        self._in_cycle = False
         # check name -> flavors it applies to (empty = all flavors)
         self.admission_checks: dict[str, frozenset[str]] = {}
+        # Why the CQ is inactive (None: active). Every cycle asks, so it is worked out only
+        # when an input changes: the spec, the references it resolves, the cohort cycle.
+        self._inactive = self._work_out_inactive_reason()
 
     def update_spec(
         self,
@@ -125,14 +132,33 @@ class ClusterQueueState:
         names = [rule.name for rule in self.spec.admission_checks]
         self.missing_checks = [n for n in names if n not in checks]
         self.inactive_checks = [n for n in names if n in checks and not checks[n].active]
+        self._inactive = self._work_out_inactive_reason()
 
     # ------------------------------------------------------------ activity
     @property
+    def in_cycle(self) -> bool:
+        """Whether the CQ's cohort ancestry loops (set by the engine after tree changes)."""
+        return self._in_cycle
+
+    @in_cycle.setter
+    def in_cycle(self, value: bool) -> None:
+        if value != self._in_cycle:
+            self._in_cycle = value
+            self._inactive = self._work_out_inactive_reason()
+
+    @property
     def active(self) -> bool:
-        return self.inactive_reason() is None
+        return self._inactive is None
+
+    @property
+    def schedulable(self) -> bool:
+        return self._inactive is None
 
     def inactive_reason(self) -> tuple[str, str] | None:
         """(reason, message) of an inactive CQ, as upstream words it; None when active."""
+        return self._inactive
+
+    def _work_out_inactive_reason(self) -> tuple[str, str] | None:
         if self.spec.terminating:
             return (
                 QueueActiveReason.TERMINATING.value,
@@ -158,16 +184,12 @@ class ClusterQueueState:
             messages.append(
                 f"references inactive AdmissionCheck(s): {','.join(self.inactive_checks)}"
             )
-        if self.in_cycle:
+        if self._in_cycle:
             reasons.append(QueueActiveReason.COHORT_HAS_CYCLE.value)
             messages.append("is in a cohort tree with a cycle")
         if not reasons:
             return None
         return reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
-
-    @property
-    def schedulable(self) -> bool:
-        return self.active
 
 
 class LocalQueueState:
@@ -199,6 +221,7 @@ class ClusterState:
         "namespaces",
         "orphans",
         "priority_classes",
+        "queues",
         "tree",
         "workloads",
     )
@@ -221,6 +244,8 @@ class ClusterState:
         self.awaiting_cq: dict[str, dict[str, WorkloadState]] = {}
         # Workloads whose status changed since the last drain.
         self.dirty: set[str] = set()
+        # ClusterQueues with heads, and those a flush would change; their queues report.
+        self.queues = QueueIndex(self._flush_group_of)
 
     def now(self) -> float:
         return self.clock.now()
@@ -234,6 +259,20 @@ class ClusterState:
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         ns = self.namespaces.get(namespace)
         return None if ns is None else dict(ns.labels)
+
+    def flush_group(self, cq: ClusterQueueState) -> Hashable:
+        """What a flush of cq reaches, named by a node: the cohort tree's root, or cq itself.
+
+        The same ClusterQueues as `tree_cqs(cq)`.
+        """
+        node = cq.node
+        if node.parent is None or cq.in_cycle:
+            return node
+        return node.root()
+
+    def _flush_group_of(self, name: str) -> Hashable:
+        cq = self.cqs.get(name)
+        return None if cq is None else self.flush_group(cq)
 
     def tree_cqs(self, cq: ClusterQueueState) -> list[ClusterQueueState]:
         """Every ClusterQueue sharing cq's cohort tree (cq alone when it has no cohort)."""

@@ -112,10 +112,13 @@ class Engine:
         return ws
 
     def _refresh_cycles(self) -> None:
-        tree = self._state.tree
-        for cq in self._state.cqs.values():
+        """After any change to the quota tree: cohort cycles and flush groups may differ."""
+        state = self._state
+        tree = state.tree
+        for cq in state.cqs.values():
             parent = cq.node.parent
             cq.in_cycle = parent is not None and parent.name in tree.cycle_roots
+        state.queues.tree_changed()
 
     def _refresh_references(self) -> None:
         state = self._state
@@ -201,7 +204,7 @@ class Engine:
         )
         current = state.cqs.get(cq.name)
         if current is None:
-            current = ClusterQueueState(cq, node)
+            current = ClusterQueueState(cq, node, state.queues)
             state.cqs[cq.name] = current
             was_active, old_stop = True, StopPolicy.NONE
             current.update_spec(cq, state.flavors, state.checks)
@@ -248,6 +251,8 @@ class Engine:
         cq = state.cqs.pop(name, None)
         if cq is None:
             return
+        cq.queue.watcher = None
+        state.queues.forget(name)
         pending = list(cq.queue.heap_workloads()) + list(cq.queue.inadmissible.values())
         for ws in cq.reserving.values():
             ws.usage_cq = None
@@ -657,7 +662,8 @@ class Engine:
 
     def has_queued_work(self) -> bool:
         """True if some active ClusterQueue has a workload ready to be tried next cycle."""
-        return any(cq.schedulable and cq.queue.peek_nonempty() for cq in self._state.cqs.values())
+        cqs = self._state.cqs
+        return any(cqs[name].schedulable for name in self._state.queues.with_heads())
 
     # ----------------------------------------------------------------- introspection
     def resource_flavor(self, name: str) -> ResourceFlavor | None:

@@ -8,12 +8,16 @@ Workloads that could not be admitted go to the *inadmissible* set under BestEffo
 and wait there until something that may free capacity happens (`flush`). A workload that
 failed while a flush happened after it was popped goes straight back to the heap, so no
 wake-up is lost; `pop_cycle` / `flush_cycle` track that, as upstream does.
+
+A `QueueWatcher` hears when the queue gains or loses heads and when a flush would change
+it (parked workloads, or a pop since the last flush), so callers can skip idle queues.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from core.engine.model import QueueingStrategy
 from core.engine.workload_state import Where, WorkloadState
@@ -26,27 +30,57 @@ def _order_key(ws: WorkloadState) -> tuple[int, float, str]:
     return (-ws.priority, ws.queue_time, ws.uid)
 
 
+class QueueWatcher(Protocol):
+    def heads_changed(self, name: str, has_heads: bool) -> None: ...
+
+    def flush_wanted_changed(self, name: str, wanted: bool) -> None: ...
+
+
 class PendingQueue:
     __slots__ = (
+        "_has_heads",
         "_heap",
         "_items",
+        "_wants_flush",
         "flush_cycle",
         "inadmissible",
         "name",
         "pop_cycle",
         "sticky",
         "strategy",
+        "watcher",
     )
 
-    def __init__(self, name: str, strategy: QueueingStrategy) -> None:
+    def __init__(
+        self, name: str, strategy: QueueingStrategy, watcher: QueueWatcher | None = None
+    ) -> None:
         self.name = name
         self.strategy = strategy
         self._heap: list[_HeapItem] = []
         self._items: dict[str, tuple[_HeapItem, WorkloadState]] = {}
         self.inadmissible: dict[str, WorkloadState] = {}
         self.sticky: str | None = None
+        # A flush after the latest pop sets flush_cycle to pop_cycle (never above it).
         self.pop_cycle = 0
-        self.flush_cycle = -1
+        self.flush_cycle = 0
+        self.watcher = watcher
+        self._has_heads = False
+        self._wants_flush = False
+
+    def _report(self) -> None:
+        """Tell the watcher about a change in having heads or in needing a flush."""
+        watcher = self.watcher
+        if watcher is None:
+            return
+        has_heads = bool(self._items)
+        if has_heads != self._has_heads:
+            self._has_heads = has_heads
+            watcher.heads_changed(self.name, has_heads)
+        # Flushing changes nothing unless workloads are parked or one was popped since.
+        wants_flush = bool(self.inadmissible) or self.flush_cycle < self.pop_cycle
+        if wants_flush != self._wants_flush:
+            self._wants_flush = wants_flush
+            watcher.flush_wanted_changed(self.name, wants_flush)
 
     # ------------------------------------------------------------ membership
     def __len__(self) -> int:
@@ -65,6 +99,7 @@ class PendingQueue:
         heapq.heappush(self._heap, item)
         self._items[ws.key] = (item, ws)
         ws.where = Where.HEAP
+        self._report()
 
     def park(self, ws: WorkloadState) -> None:
         """Put ws in the inadmissible set."""
@@ -73,6 +108,7 @@ class PendingQueue:
             old[0][-1] = False
         self.inadmissible[ws.key] = ws
         ws.where = Where.INADMISSIBLE
+        self._report()
 
     def remove(self, key: str) -> bool:
         found = False
@@ -89,6 +125,7 @@ class PendingQueue:
             self.sticky = None
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._items):
             self._compact()
+        self._report()
         return found
 
     def _compact(self) -> None:
@@ -98,6 +135,11 @@ class PendingQueue:
     # ------------------------------------------------------------ popping
     def pop(self) -> WorkloadState | None:
         self.pop_cycle += 1
+        ws = self._take_head()
+        self._report()
+        return ws
+
+    def _take_head(self) -> WorkloadState | None:
         if self.sticky is not None and self.sticky in self._items:
             item, ws = self._items.pop(self.sticky)
             item[-1] = False
@@ -138,14 +180,13 @@ class PendingQueue:
     def flush(self, may_enter: Callable[[WorkloadState], bool]) -> int:
         """Move parked workloads back to the heap; `may_enter` keeps the unready ones parked."""
         self.flush_cycle = self.pop_cycle
-        if not self.inadmissible:
-            return 0
         moved = 0
         for key in sorted(self.inadmissible):
             ws = self.inadmissible[key]
             if may_enter(ws):
                 self.push(ws)
                 moved += 1
+        self._report()
         return moved
 
     # ------------------------------------------------------------ views

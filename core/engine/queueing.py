@@ -99,11 +99,11 @@ def enqueue(state: ClusterState, ws: WorkloadState) -> None:
         cq.queue.park(ws)
 
 
-def flush_inadmissible(state: ClusterState, cq: ClusterQueueState) -> int:
-    """Give every parked workload of cq's cohort tree another chance."""
+def _flush(state: ClusterState, names: list[str]) -> int:
     now = state.now()
     moved = 0
-    for member in state.tree_cqs(cq):
+    for name in names:
+        member = state.cqs[name]
 
         def may_enter(ws: WorkloadState, member: ClusterQueueState = member) -> bool:
             return namespace_selected(state, member, ws) and backoff_expired(ws, now)
@@ -112,12 +112,15 @@ def flush_inadmissible(state: ClusterState, cq: ClusterQueueState) -> int:
     return moved
 
 
+def flush_inadmissible(state: ClusterState, cq: ClusterQueueState) -> int:
+    """Give every parked workload of cq's cohort tree another chance.
+
+    Queues of the tree with nothing parked and no pop since their last flush are skipped:
+    flushing them would change nothing.
+    """
+    return _flush(state, state.queues.wanting_flush(state.flush_group(cq)))
+
+
 def flush_all(state: ClusterState) -> None:
-    seen: set[str] = set()
-    for name in sorted(state.cqs):
-        if name in seen:
-            continue
-        cq = state.cqs[name]
-        for member in state.tree_cqs(cq):
-            seen.add(member.name)
-        flush_inadmissible(state, cq)
+    """Flush every ClusterQueue (cluster-wide changes: flavors, checks, namespaces)."""
+    _flush(state, state.queues.all_wanting_flush())

@@ -87,9 +87,11 @@ class SchedulingCycle:
     def run(self) -> CycleResult:
         state = self.state
         heads: list[tuple[WorkloadState, ClusterQueueState]] = []
-        for name in sorted(state.cqs):
-            cq = state.cqs[name]
-            if not cq.schedulable or not cq.queue.peek_nonempty():
+        cqs = state.cqs
+        # Only queues with heads, in ClusterQueue-name order.
+        for name in state.queues.with_heads():
+            cq = cqs[name]
+            if not cq.schedulable:
                 continue
             ws = cq.queue.pop()
             if ws is not None:
