@@ -153,25 +153,32 @@ def potential_available(node: QuotaNode, fr: FlavorResource) -> int:
 
 
 def add_usage(node: QuotaNode, fr: FlavorResource, val: int) -> None:
-    """Charge val to node; what does not fit its local quota bubbles to the parent."""
+    """Charge val to node; what does not fit its local quota bubbles to the parent.
+
+    A cohort cycle (bad input: such queues are inactive) ends the walk where it loops.
+    """
+    seen = [node]
     while True:
         spill = val - local_available(node, fr)
         node.usage[fr] = node.usage.get(fr, 0) + val
         parent = node.parent
-        if parent is None or spill <= 0:
+        if parent is None or spill <= 0 or parent in seen:
             return
+        seen.append(parent)
         node, val = parent, spill
 
 
 def remove_usage(node: QuotaNode, fr: FlavorResource, val: int) -> None:
     """Release val from node and the part of it that was stored in ancestors."""
+    seen = [node]
     while True:
         usage = node.usage.get(fr, 0)
         stored_in_parent = usage - node.local_quota.get(fr, 0)
         node.usage[fr] = usage - val
         parent = node.parent
-        if parent is None or stored_in_parent <= 0:
+        if parent is None or stored_in_parent <= 0 or parent in seen:
             return
+        seen.append(parent)
         node, val = parent, min(val, stored_in_parent)
 
 

@@ -204,3 +204,21 @@ def test_a_deleted_and_recreated_queue_starts_clean() -> None:
     e.upsert_cluster_queue(queue("cq"))
     assert e.queued_workloads("cq") == ["ns/a"]
     assert admitted(e) == ["ns/a"]
+
+
+def test_an_admitted_workload_reattached_under_a_cohort_cycle_does_not_hang_the_engine() -> None:
+    # Bad input must never stall the engine: usage charged into a looping cohort chain
+    # stops where the chain loops, and releasing it later balances out.
+    e = engine_with(queue("cq", cohort="a"))
+    e.upsert_cohort(Cohort(name="a", parent="b"))
+    e.add_workload(job("w", "cq"))
+    assert admitted(e) == ["ns/w"]
+    e.delete_cluster_queue("cq")
+    e.upsert_cohort(Cohort(name="b", parent="a"))
+    e.upsert_cluster_queue(queue("cq", cohort="a"))
+    assert active_reason(e, "cq") == "CohortHasCycle"
+    e.finish("ns/w")
+    e.upsert_cohort(Cohort(name="b"))
+    assert active_reason(e, "cq") == "Ready"
+    usage = e.cluster_queue_usage("cq")
+    assert all(value == 0 for value in usage.values())
