@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cli import dev_commands, hub_command, join_command, simulate_command
+from cli import agent_command, dev_commands, hub_command, join_command, simulate_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_command.register(commands)
     hub_command.register(commands)
     join_command.register(commands)
+    agent_command.register(commands)
     version = commands.add_parser("version", help="print fleetq's version")
     version.set_defaults(handler=_print_version)
     return parser

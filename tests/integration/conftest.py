@@ -121,7 +121,9 @@ def _wait_established(rest: KubeRest, names: list[str]) -> None:
     pending = set(names)
     while pending:
         for name in sorted(pending):
-            conditions = rest.get(_crd_path(name)).get("status", {}).get("conditions", [])
+            # Right after an apply, status (or its conditions) can still be null.
+            status = rest.get(_crd_path(name)).get("status") or {}
+            conditions = status.get("conditions") or []
             if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
                 pending.discard(name)
         if pending and time.monotonic() > deadline:
