@@ -1,0 +1,135 @@
+"""fleetq's capacity-aware dispatcher (`fleetq.dev/capacity-aware`): one worker at a time.
+
+For each workload waiting for a worker it judges the connected workers of the config from
+their capacity reports (`core.engine.dispatch.placement.decide_placement`) and nominates
+one, through `PlacementState`: the first that fits, in config order; when no fresh report
+says any fits, the workers in turn (Incremental mode). A nominee that has not admitted
+within `timeout_seconds` is withdrawn: its nomination is cleared (so its copy is removed)
+and only once the copy is gone is the next worker nominated. So a workload has one copy
+at a time and can trigger preemption on one worker only.
+
+What a restart needs is in the Workload status: `nominatedClusterNames` holds the nominee
+(never more than one), and `PlacementState.resume` picks up from it with a fresh timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import structlog
+
+from core.engine.dispatch.nomination import NominationPhase, PlacementState
+from core.engine.dispatch.placement import (
+    CAPACITY_AWARE_DISPATCHER,
+    PlacementDecision,
+    WorkerCandidate,
+    decide_placement,
+)
+from core.engine.model import PodSet
+from core.engine.pod_templates import pod_set_from_template
+from core.kube.object_meta import namespace_of
+from hub.multikueue.dispatch.capacity_view import CapacitySource
+from hub.multikueue.dispatch.dispatchers import DispatchRequest, Nomination, WorkerChoice
+from hub.multikueue.dispatch.workload_facts import Json, queue_name, spec
+
+WITHDRAW_RECHECK_SECONDS = 1.0
+
+
+def pod_sets_of(local: Json) -> tuple[PodSet, ...]:
+    """The engine's pod sets of a Workload (empty when its spec cannot be read)."""
+    out = []
+    try:
+        for entry in spec(local).get("podSets") or ():
+            min_count = entry.get("minCount")
+            out.append(
+                pod_set_from_template(
+                    name=str(entry.get("name") or "main"),
+                    count=int(entry.get("count", 1)),
+                    min_count=int(min_count) if min_count is not None else None,
+                    template=entry.get("template") or {},
+                )
+            )
+    except (TypeError, ValueError, AttributeError):
+        return ()
+    return tuple(out)
+
+
+def _has_copy(workers: Sequence[WorkerChoice], name: str) -> bool:
+    """Whether a copy may still be on `name` (a disconnected worker counts as without)."""
+    return any(w.name == name and w.connected and w.has_copy for w in workers)
+
+
+class CapacityAwareDispatcher:
+    name = CAPACITY_AWARE_DISPATCHER
+
+    def __init__(self, view: CapacitySource, *, timeout_seconds: float) -> None:
+        self.view = view
+        self.timeout_seconds = timeout_seconds
+        self._states: dict[str, PlacementState] = {}
+        self.log = structlog.get_logger("hub.multikueue.dispatch")
+
+    async def candidates(
+        self, local: Json, workers: Sequence[WorkerChoice]
+    ) -> list[WorkerCandidate]:
+        namespace, queue = namespace_of(local), queue_name(local)
+        out = []
+        for worker in workers:
+            if not worker.connected:
+                continue
+            snapshot = self.view.snapshot(worker.name)
+            cluster_queue = None
+            if snapshot is not None:
+                lookup = await self.view.cluster_queue(worker.name, namespace, queue)
+                if lookup.known:
+                    cluster_queue = lookup.cluster_queue
+                else:
+                    snapshot = None  # cannot judge: unknown, never "does not fit"
+            out.append(
+                WorkerCandidate(name=worker.name, snapshot=snapshot, cluster_queue=cluster_queue)
+            )
+        return out
+
+    async def decide(self, request: DispatchRequest) -> PlacementDecision:
+        candidates = await self.candidates(request.local, request.workers)
+        pod_sets = pod_sets_of(request.local)
+        if not pod_sets:
+            candidates = [
+                WorkerCandidate(name=c.name, snapshot=None, cluster_queue=None) for c in candidates
+            ]
+        return decide_placement(pod_sets, candidates, now=request.now)
+
+    async def nominate(self, request: DispatchRequest) -> Nomination:
+        now, timeout = request.now, self.timeout_seconds
+        known = {w.name for w in request.workers}
+        state = self._states.get(request.key)
+        if state is None:
+            nominated = [n for n in request.nominated if n in known]
+            state = PlacementState.resume(nominated, None, now)
+        decision = await self.decide(request)
+        previous = state
+        if state.phase is not NominationPhase.WITHDRAWING:
+            state = state.advance(decision, now=now, timeout=timeout)
+        withdrawing = state.worker if state.phase is NominationPhase.WITHDRAWING else None
+        if withdrawing is not None and not _has_copy(request.workers, withdrawing):
+            state = state.withdrawn(withdrawing, decision, now=now, timeout=timeout)
+        self._states[request.key] = state
+        if state != previous:
+            self.log.info(
+                "multikueue.placement",
+                workload=request.key,
+                phase=state.phase.value,
+                worker=state.worker,
+                mode=None if state.mode is None else state.mode.value,
+                verdicts={f.worker: f.verdict.value for f in decision.fits},
+            )
+        deadline = state.deadline(timeout)
+        if deadline is not None:
+            recheck: float | None = max(0.0, deadline - now)
+        elif state.phase is NominationPhase.WITHDRAWING:
+            recheck = WITHDRAW_RECHECK_SECONDS
+        else:
+            recheck = None
+        return Nomination(state.nominated_cluster_names, recheck_after=recheck)
+
+    def forget(self, key: str) -> None:
+        self._states.pop(key, None)

@@ -1,0 +1,154 @@
+"""Garbage collection of remote copies whose manager Workload is gone or going.
+
+Removal normally happens in the reconciler's pass for the deleted Workload, but only on
+workers connected at that moment; a worker that was away, or a hub that crashed between
+a delete and its pass, leaves copies behind. Every `interval_seconds` (upstream's
+gcInterval; 0 turns it off) this walks each connected worker's origin-filtered caches:
+a copy whose manager Workload is missing or terminating loses its job, then itself; an
+origin-labelled job naming such a Workload (its prebuilt-workload label) goes too.
+
+Safe by construction: it runs only after the manager's Workload cache has synced (an
+empty cache would make everything look orphaned), it only sees objects carrying our
+origin label, and every delete is preconditioned on the object's UID (`RemoteWrites`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from core.kube.errors import KubeError
+from core.kube.object_meta import make_key, namespace_of, object_key
+from core.kube.object_store import ObjectStore
+from core.kube.resources import JOBS
+from hub.multikueue.connections.registry import WorkerRegistry
+from hub.multikueue.dispatch.remote_writes import WORKLOAD_KIND, RemoteWrites
+from hub.multikueue.dispatch.workload_facts import Json, is_deleting, metadata
+from integrations.labels import PREBUILT_WORKLOAD_LABEL
+
+BATCH_JOB_FRAMEWORK = "batch/job"
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionReport:
+    workloads: int = 0
+    jobs: int = 0
+    failures: int = 0
+
+
+def prebuilt_workload_key(job: Json) -> str | None:
+    meta = metadata(job)
+    name = (meta.get("labels") or {}).get(PREBUILT_WORKLOAD_LABEL) or (
+        meta.get("annotations") or {}
+    ).get(PREBUILT_WORKLOAD_LABEL)
+    return make_key(namespace_of(job), str(name)) if name else None
+
+
+class GarbageCollector:
+    def __init__(
+        self,
+        registry: WorkerRegistry,
+        workloads: ObjectStore[dict[str, Any]],
+        writes: RemoteWrites,
+        *,
+        interval_seconds: float,
+        busy: Callable[[str], bool] = lambda _key: False,
+    ) -> None:
+        self.registry = registry
+        self.workloads = workloads
+        self.writes = writes
+        self.interval_seconds = interval_seconds
+        self.busy = busy
+        """Keys the reconciler is removing itself right now (left to it)."""
+        self.log = structlog.get_logger("hub.multikueue.dispatch").bind(component="gc")
+
+    def orphaned(self, key: str | None) -> bool:
+        if key is None:
+            return False
+        local = self.workloads.get(key)
+        return local is None or is_deleting(local)
+
+    async def run(self) -> None:
+        if self.interval_seconds <= 0:
+            return
+        while True:
+            await asyncio.sleep(self.interval_seconds)
+            report = await self.collect()
+            if report.workloads or report.jobs or report.failures:
+                self.log.info(
+                    "multikueue.gc",
+                    workloads=report.workloads,
+                    jobs=report.jobs,
+                    failures=report.failures,
+                )
+
+    async def collect(self) -> CollectionReport:
+        removed_workloads = removed_jobs = failures = 0
+        for connection in self.registry.connections():
+            client, caches = connection.client, connection.caches
+            if client is None or caches is None:
+                continue
+            jobs = caches.jobs.get(BATCH_JOB_FRAMEWORK)
+            job_list = [] if jobs is None else jobs.store.list()
+            handled: set[str] = set()
+            for remote in caches.workloads.store.list():
+                key = object_key(remote)
+                if not self.orphaned(key) or self.busy(key):
+                    continue
+                if self.writes.pending.view(connection.name, WORKLOAD_KIND, key, remote) is None:
+                    continue  # deleted already; the cache has not caught up
+                job = next((j for j in job_list if prebuilt_workload_key(j) == key), None)
+                try:
+                    await self.writes.remove(
+                        client,
+                        connection.name,
+                        key,
+                        workload=remote,
+                        job=job,
+                        job_resource=JOBS,
+                    )
+                except KubeError as error:
+                    failures += 1
+                    self.log.warning(
+                        "multikueue.gc_failed",
+                        cluster=connection.name,
+                        workload=key,
+                        error=str(error),
+                    )
+                    continue
+                self.writes.forget(key)
+                removed_workloads += 1
+                if job is not None:
+                    removed_jobs += 1
+                    handled.add(object_key(job))
+            for job in job_list:
+                owner = prebuilt_workload_key(job)
+                if owner is None or object_key(job) in handled or not self.orphaned(owner):
+                    continue
+                if caches.workloads.store.get(owner) is not None:
+                    continue  # its copy is still there: removed together next round
+                try:
+                    await self.writes.remove(
+                        client,
+                        connection.name,
+                        key or "",
+                        workload=None,
+                        job=job,
+                        job_resource=JOBS,
+                    )
+                except KubeError as error:
+                    failures += 1
+                    self.log.warning(
+                        "multikueue.gc_failed",
+                        cluster=connection.name,
+                        job=object_key(job),
+                        error=str(error),
+                    )
+                    continue
+                self.writes.forget(owner)
+                removed_jobs += 1
+        return CollectionReport(removed_workloads, removed_jobs, failures)

@@ -1,0 +1,121 @@
+"""The owner job across clusters: created on the admitting worker, its status copied back.
+
+Only batch/v1 Jobs have an adapter so far (`integrations.batch_job.multikueue_adapter`
+builds the remote Job and decides whether its status may be copied); another job kind
+gets `Rejected` before it reaches here. The remote Job is created from the manager's Job
+as it is then (still suspended, carrying the prebuilt-workload label) and the worker's
+Kueue adopts the copy of the Workload and starts it. Its whole status is copied onto the
+manager Job's status subresource, guarded by resourceVersion, with keys the remote no
+longer has removed; while the manager Job is still suspended the copy waits (adapter
+rule) and the caller retries shortly.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from core.kube.client import KubeClient
+from core.kube.errors import NotFound
+from core.kube.object_meta import object_key, resource_version_of, uid_of
+from core.kube.resources import JOBS
+from core.kube.status_writer import write_status
+from hub.multikueue.dispatch.remote_writes import FIELD_MANAGER, RemoteWrites
+from hub.multikueue.dispatch.workload_facts import Json
+from integrations.batch_job.multikueue_adapter import (
+    StatusSyncDecision,
+    remote_job,
+    remote_status_sync,
+)
+
+
+class JobSyncOutcome(enum.Enum):
+    CREATED = "created"
+    COPIED = "copied"
+    IN_SYNC = "in-sync"
+    LOCAL_SUSPENDED = "local-suspended"
+    """The manager Job is still suspended: try again shortly."""
+    SKIPPED = "skipped"
+    """Nothing to do (not managed by MultiKueue, or no remote job on a final sync)."""
+    NAME_TAKEN = "name-taken"
+    """A job of that name that is not ours is on the worker: ours cannot be created."""
+
+
+def status_replacement(current: Json, wanted: Json) -> dict[str, Any]:
+    """A merge patch for `status` that makes it equal `wanted` (absent keys removed)."""
+    patch: dict[str, Any] = {name: None for name in current if name not in wanted}
+    patch.update(wanted)
+    return patch
+
+
+class JobSync:
+    def __init__(self, manager: KubeClient, writes: RemoteWrites) -> None:
+        self.manager = manager
+        self.writes = writes
+        self._written: dict[str, Json] = {}
+        """The manager Jobs as our last status write left them (newer than the cache)."""
+
+    def _freshest(self, cached: Json) -> Json:
+        key = object_key(cached)
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        cached_version, written_version = resource_version_of(cached), resource_version_of(written)
+        if (
+            uid_of(written) == uid_of(cached)
+            and cached_version.isdigit()
+            and written_version.isdigit()
+            and int(written_version) > int(cached_version)
+        ):
+            return written
+        del self._written[key]
+        return cached
+
+    def forget(self, job_key: str) -> None:
+        self._written.pop(job_key, None)
+
+    async def sync(
+        self,
+        *,
+        worker: KubeClient,
+        cluster: str,
+        key: str,
+        workload_name: str,
+        local_job: Json,
+        remote: Json | None,
+        final: bool,
+    ) -> JobSyncOutcome:
+        if remote is None:
+            if final:
+                return JobSyncOutcome.SKIPPED
+            body = remote_job(local_job, workload_name=workload_name, origin=self.writes.origin)
+            created = await self.writes.create_job(worker, cluster, key, JOBS, body)
+            return JobSyncOutcome.CREATED if created else JobSyncOutcome.NAME_TAKEN
+        return await self.copy_status(local_job, remote)
+
+    async def copy_status(self, local_job: Json, remote: Json) -> JobSyncOutcome:
+        local_job = self._freshest(local_job)
+        decision = remote_status_sync(local_job, remote).decision
+        if decision is StatusSyncDecision.NOT_MANAGED:
+            return JobSyncOutcome.SKIPPED
+        if decision is StatusSyncDecision.LOCAL_SUSPENDED:
+            return JobSyncOutcome.LOCAL_SUSPENDED
+        if decision is StatusSyncDecision.IN_SYNC:
+            return JobSyncOutcome.IN_SYNC
+
+        def compute(current: dict[str, Any]) -> dict[str, Any] | None:
+            sync = remote_status_sync(current, remote)
+            if sync.decision is not StatusSyncDecision.COPY or sync.status is None:
+                return None
+            return status_replacement(current.get("status") or {}, sync.status)
+
+        try:
+            result = await write_status(
+                self.manager, JOBS, dict(local_job), compute, into=dict, field_manager=FIELD_MANAGER
+            )
+        except NotFound:
+            return JobSyncOutcome.SKIPPED
+        if not result.written:
+            return JobSyncOutcome.IN_SYNC
+        self._written[object_key(result.object)] = result.object
+        return JobSyncOutcome.COPIED

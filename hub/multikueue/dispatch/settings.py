@@ -1,0 +1,57 @@
+"""How the MultiKueue dispatch behaves: the Configuration's multiKueue fields plus fleetq's own.
+
+`from_configuration` fills in what the Configuration file carries (origin, gcInterval,
+workerLostTimeout, dispatcherName); the rest has no upstream field yet (the Incremental
+round length is a fixed 5 min upstream, the capacity-aware nominee timeout is fleetq's),
+so it is a setting of its own with a default the lead can expose later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.engine.dispatch.nomination import DEFAULT_NOMINATION_TIMEOUT_SECONDS
+from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
+from hub.configuration import Configuration
+
+ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+DEFAULT_INCREMENTAL_STEP_SIZE = 3
+DEFAULT_INCREMENTAL_ROUND_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DispatchSettings:
+    """Everything the dispatch package reads; every duration is in seconds."""
+
+    origin: str = "multikueue"
+    dispatcher_name: str = CAPACITY_AWARE_DISPATCHER
+    worker_lost_timeout_seconds: float = 900.0
+    gc_interval_seconds: float = 60.0
+    """0 turns garbage collection off (as upstream)."""
+    incremental_step_size: int = DEFAULT_INCREMENTAL_STEP_SIZE
+    incremental_round_seconds: float = DEFAULT_INCREMENTAL_ROUND_SECONDS
+    nomination_timeout_seconds: float = DEFAULT_NOMINATION_TIMEOUT_SECONDS
+    """How long the capacity-aware dispatcher waits on one nominee before moving on."""
+    local_suspended_retry_seconds: float = 2.0
+    """Wait before copying a remote Job's status again while the local Job is suspended."""
+    local_queue_ttl_seconds: float = 30.0
+    """How long a worker's LocalQueue → ClusterQueue answer is reused."""
+    workers: int = 4
+    """Workloads reconciled at the same time."""
+    frameworks: tuple[str, ...] = ("batch/job",)
+
+    @classmethod
+    def from_configuration(
+        cls, configuration: Configuration, **overrides: object
+    ) -> DispatchSettings:
+        mk = configuration.multikueue
+        values: dict[str, object] = {
+            "origin": mk.origin,
+            "dispatcher_name": mk.dispatcher_name,
+            "worker_lost_timeout_seconds": mk.worker_lost_timeout_seconds,
+            "gc_interval_seconds": mk.gc_interval_seconds,
+            "frameworks": tuple(configuration.frameworks),
+        }
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]

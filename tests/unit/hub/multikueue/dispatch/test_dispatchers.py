@@ -1,0 +1,165 @@
+"""Who gets a copy: AllAtOnce, Incremental, External and capacity-aware, decision by decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from core.engine.dispatch.capacity_snapshot import CapacitySnapshot, FlavorSnapshot, QueueSnapshot
+from core.engine.quantity import to_base_units
+from hub.multikueue.dispatch.capacity_dispatcher import CapacityAwareDispatcher
+from hub.multikueue.dispatch.capacity_view import QueueLookup
+from hub.multikueue.dispatch.dispatchers import (
+    AllAtOnceDispatcher,
+    DispatchRequest,
+    ExternalDispatcher,
+    IncrementalDispatcher,
+    WorkerChoice,
+)
+
+from .builders import NOW, local_workload
+
+KEY = "ns/job-a-1234"
+
+
+def request(
+    *workers: WorkerChoice, nominated: tuple[str, ...] = (), now: float = NOW, gpus: int = 0
+) -> DispatchRequest:
+    return DispatchRequest(
+        key=KEY, local=local_workload(gpus=gpus), workers=workers, nominated=nominated, now=now
+    )
+
+
+def up(name: str, copy: bool = False) -> WorkerChoice:
+    return WorkerChoice(name, True, copy)
+
+
+def down(name: str) -> WorkerChoice:
+    return WorkerChoice(name, False, False)
+
+
+async def test_all_at_once_nominates_every_connected_worker_in_config_order() -> None:
+    nomination = await AllAtOnceDispatcher().nominate(request(up("w2"), down("w1"), up("w3")))
+    assert nomination.names == ("w2", "w3") and nomination.write
+
+
+async def test_incremental_adds_step_size_workers_per_round_whatever_their_state() -> None:
+    dispatcher = IncrementalDispatcher(step_size=2, round_seconds=300)
+    workers = (up("w1"), down("w2"), up("w3"), up("w4"), up("w5"))
+    first = await dispatcher.nominate(request(*workers))
+    assert first.names == ("w1", "w2") and first.recheck_after == 300
+    during = await dispatcher.nominate(request(*workers, nominated=first.names, now=NOW + 100))
+    assert during.names == ("w1", "w2") and during.recheck_after == pytest.approx(200)
+    second = await dispatcher.nominate(request(*workers, nominated=first.names, now=NOW + 300))
+    assert second.names == ("w1", "w2", "w3", "w4")
+    third = await dispatcher.nominate(request(*workers, nominated=second.names, now=NOW + 600))
+    assert third.names == ("w1", "w2", "w3", "w4", "w5")
+    last = await dispatcher.nominate(request(*workers, nominated=third.names, now=NOW + 900))
+    assert last.names == third.names and last.recheck_after is None
+
+
+async def test_incremental_after_a_restart_starts_a_fresh_round_without_adding() -> None:
+    restarted = IncrementalDispatcher(step_size=3, round_seconds=300)
+    workers = tuple(up(f"w{i}") for i in range(1, 6))
+    resumed = await restarted.nominate(request(*workers, nominated=("w1", "w2", "w3")))
+    assert resumed.names == ("w1", "w2", "w3") and resumed.recheck_after == 300
+
+
+async def test_external_follows_what_someone_else_nominated_and_never_writes() -> None:
+    nomination = await ExternalDispatcher("example.com/mine").nominate(
+        request(up("w1"), up("w2"), nominated=("w2", "gone"))
+    )
+    assert nomination.names == ("w2",) and not nomination.write
+
+
+# -- capacity-aware ---------------------------------------------------------------------
+
+
+def report(cluster: str, *, free_gpus: int, observed: float = NOW) -> CapacitySnapshot:
+    gpu = "nvidia.com/gpu"
+    block = {"cpu": to_base_units("cpu", "32"), gpu: free_gpus}
+    return CapacitySnapshot(
+        cluster_name=cluster,
+        observed_at=observed,
+        flavors={"gpu": FlavorSnapshot(name="gpu", node_count=1, free=block, blocks=(block,))},
+        cluster_queues={
+            "cq": QueueSnapshot(
+                name="cq",
+                quota=(("gpu", {"cpu": to_base_units("cpu", "64"), gpu: 16}),),
+            )
+        },
+    )
+
+
+@dataclass
+class Reports:
+    """What the hub would read from each worker: its report and its LocalQueue's target."""
+
+    snapshots: dict[str, CapacitySnapshot] = field(default_factory=dict)
+    queues: dict[str, str] = field(default_factory=dict)
+
+    def snapshot(self, cluster: str) -> CapacitySnapshot | None:
+        return self.snapshots.get(cluster)
+
+    async def cluster_queue(self, cluster: str, namespace: str, local_queue: str) -> QueueLookup:
+        assert (namespace, local_queue) == ("ns", "lq")
+        return QueueLookup(known=True, cluster_queue=self.queues.get(cluster))
+
+
+async def test_capacity_aware_nominates_only_the_worker_whose_report_fits() -> None:
+    reports = Reports(
+        {"w1": report("w1", free_gpus=2), "w2": report("w2", free_gpus=8)}, {"w1": "cq", "w2": "cq"}
+    )
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
+    assert nomination.names == ("w2",)
+    assert nomination.recheck_after == pytest.approx(60)
+
+
+async def test_without_reports_it_falls_back_to_one_worker_at_a_time_in_config_order() -> None:
+    dispatcher = CapacityAwareDispatcher(Reports(), timeout_seconds=60)
+    first = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
+    assert first.names == ("w1",)
+    waiting = await dispatcher.nominate(
+        request(up("w1", copy=True), up("w2"), nominated=("w1",), now=NOW + 30, gpus=8)
+    )
+    assert waiting.names == ("w1",) and waiting.recheck_after == pytest.approx(30)
+    # Time is up while w1 still holds its copy: withdraw, nominate nobody yet.
+    withdrawing = await dispatcher.nominate(
+        request(up("w1", copy=True), up("w2"), nominated=("w1",), now=NOW + 60, gpus=8)
+    )
+    assert withdrawing.names == ()
+    # The copy is gone: now w2.
+    moved = await dispatcher.nominate(request(up("w1"), up("w2"), now=NOW + 61, gpus=8))
+    assert moved.names == ("w2",)
+
+
+async def test_a_stale_report_counts_as_no_report() -> None:
+    reports = Reports({"w2": report("w2", free_gpus=8, observed=NOW - 3600)}, {"w2": "cq"})
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
+    assert nomination.names == ("w1",)
+
+
+async def test_a_worker_without_the_local_queue_is_tried_last() -> None:
+    reports = Reports({"w1": report("w1", free_gpus=8)}, {})
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
+    assert nomination.names == ("w2",)  # w2 unknown (no report) beats w1 (no LocalQueue)
+
+
+async def test_after_a_restart_the_nominee_keeps_its_turn_with_a_fresh_timer() -> None:
+    reports = Reports({"w2": report("w2", free_gpus=8)}, {"w2": "cq"})
+    restarted = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await restarted.nominate(
+        request(up("w1", copy=True), up("w2"), nominated=("w1",), gpus=8)
+    )
+    assert nomination.names == ("w1",) and nomination.recheck_after == pytest.approx(60)
+
+
+async def test_a_disconnected_nominee_is_replaced_without_waiting() -> None:
+    reports = Reports({"w2": report("w2", free_gpus=8)}, {"w2": "cq"})
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await dispatcher.nominate(request(down("w1"), up("w2"), nominated=("w1",), gpus=8))
+    assert nomination.names == ("w2",)
