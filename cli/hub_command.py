@@ -41,6 +41,31 @@ def register(commands: Any) -> None:
         help="serve the pending-workloads API over plain HTTP on this port (default: off)",
     )
     parser.add_argument(
+        "--identity",
+        help="leader-election identity (default: <hostname>_<random>; in a pod, its name)",
+    )
+    webhooks = parser.add_argument_group("admission webhooks")
+    webhooks.add_argument(
+        "--no-webhooks",
+        action="store_true",
+        help="do not serve the admission webhooks (Jobs must then be created suspended)",
+    )
+    webhooks.add_argument(
+        "--webhook-url-host",
+        metavar="HOST",
+        help=(
+            "out of cluster: serve the webhooks on HOST and register URL-based webhook "
+            "configurations (https://HOST:PORT) with the hub's CA bundle; they are removed "
+            "again on a clean stop. Without it the chart's Service-based configurations "
+            "are used"
+        ),
+    )
+    webhooks.add_argument(
+        "--webhook-port",
+        type=int,
+        help="port of the webhook server (default: webhook.port of --config; 0: any free port)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=("debug", "info", "warning", "error")
     )
     parser.set_defaults(handler=run_hub)
@@ -65,6 +90,7 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     from core.kube.client import KubeClient
     from core.kube.cluster_config import ClusterConfigError, load_cluster_config
     from hub.app import Hub, HubOptions, HubStopped
+    from hub.runtime.hub_webhooks import UrlRegistration
 
     try:
         cluster = await load_cluster_config(args.kubeconfig)
@@ -79,6 +105,12 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             health_port=args.health_port,
             metrics_port=args.metrics_port,
             visibility_port=args.visibility_port,
+            identity=args.identity or "",
+            webhooks=not args.no_webhooks,
+            webhook_port=args.webhook_port,
+            webhook_registration=(
+                UrlRegistration(args.webhook_url_host) if args.webhook_url_host else None
+            ),
         ),
     )
     task = asyncio.current_task()

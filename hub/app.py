@@ -5,8 +5,10 @@ in the constructor) and `run()` runs them until cancelled:
 1. probe and metrics servers start (and the visibility API, when asked for);
 2. informers list and watch; every change feeds the engine, also on a follower, so a
    standby's caches and engine are warm when it takes over;
-3. once every cache has synced (/readyz turns ready), the replica campaigns for the
-   Lease (with leaderElection.leaderElect; otherwise it simply leads);
+3. once every cache has synced, the admission webhooks start (on every replica: they
+   answer from the caches; see `runtime.hub_webhooks`), /readyz turns ready when they
+   serve, and the replica campaigns for the Lease (with leaderElection.leaderElect;
+   otherwise it simply leads);
 4. the leader catches up with the apiserver, then runs the scheduler loop, the Workload
    status writer, the queue-status writer, the finalizer and Job controllers and the
    event recorder under one TaskGroup. Only the leader decides and writes.
@@ -40,6 +42,7 @@ from hub.runtime.engine_host import EngineHost
 from hub.runtime.engine_settings import engine_config_for
 from hub.runtime.health_server import bound_port, metrics_routes, probe_routes, serve
 from hub.runtime.hub_events import CONTROLLER_NAME
+from hub.runtime.hub_webhooks import HubWebhooks, UrlRegistration
 from hub.runtime.informer_set import Cache, HubInformers
 from hub.runtime.job_actions import JobActions
 from hub.runtime.job_controller import JobController, JobManagement
@@ -69,6 +72,10 @@ class CachesNotSynced(HubStopped):
     """The first list of some watched resource never completed."""
 
 
+class WebhooksFailed(HubStopped):
+    """The webhook server could not start or stopped on its own."""
+
+
 def split_bind_address(address: str) -> tuple[str, int]:
     """`":8081"` or `"0.0.0.0:8081"` → (host, port); an empty host means all interfaces."""
     host, sep, port = address.rpartition(":")
@@ -96,6 +103,13 @@ class HubOptions:
     queue_status_interval_seconds: float = 1.0
     status_workers: int = 8
     job_workers: int = 4
+    webhooks: bool = True
+    """Serve the admission webhooks (on every replica)."""
+    webhook_port: int | None = None
+    """None: the Configuration's webhook.port; 0: any free port."""
+    webhook_registration: UrlRegistration | None = None
+    """Out of cluster: serve on its host and register URL-based configurations; None:
+    in cluster, behind the chart's Service-based configurations."""
 
 
 class Hub:
@@ -172,6 +186,17 @@ class Hub:
             workloads=informers.workloads.store,
         )
         self.scheduler = SchedulerLoop(self.host, self.metrics)
+        self.webhooks = (
+            HubWebhooks(
+                configuration,
+                client,
+                informers,
+                port=self.options.webhook_port,
+                registration=self.options.webhook_registration,
+            )
+            if self.options.webhooks
+            else None
+        )
         self._register_handlers()
         self.leading = False
         self.ports: dict[str, int] = {}
@@ -212,7 +237,15 @@ class Hub:
     # -- state ---------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
-        return self.informers.synced
+        return self.not_ready_reason() is None
+
+    def not_ready_reason(self) -> str | None:
+        """Why /readyz fails, or None when this replica can take traffic."""
+        if not self.informers.synced:
+            return "informer caches not synced"
+        if self.webhooks is not None and not self.webhooks.ready:
+            return "webhook server not serving yet"
+        return None
 
     # -- running -------------------------------------------------------------------------
     async def run(self) -> None:
@@ -223,6 +256,8 @@ class Hub:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.informers.run(), name="informers")
                 await self._wait_synced()
+                if self.webhooks is not None:
+                    group.create_task(self._serve_webhooks(self.webhooks), name="webhooks")
                 if self.leader_elect:
                     await self._campaign()
                     raise LeadershipLost(f"{self.identity} lost the Lease")
@@ -247,6 +282,15 @@ class Hub:
                 "are the kueue.x-k8s.io CRDs installed and readable?"
             ) from None
         self.log.info("hub.caches_synced")
+
+    async def _serve_webhooks(self, webhooks: HubWebhooks) -> None:
+        try:
+            await webhooks.run()
+        except Exception as error:
+            raise WebhooksFailed(
+                f"the admission webhooks stopped: {type(error).__name__}: {error} "
+                "(run with --no-webhooks to go without them)"
+            ) from error
 
     async def _campaign(self) -> None:
         election = self.configuration.leader_election
@@ -293,7 +337,7 @@ class Hub:
         metrics = _port(options.metrics_port, config.metrics_bind_address)
         apps: dict[int, web.Application] = {}
         if health is not None:
-            probe_routes(apps.setdefault(health, web.Application()), lambda: self.ready)
+            probe_routes(apps.setdefault(health, web.Application()), self.not_ready_reason)
         if metrics is not None:
             metrics_routes(apps.setdefault(metrics, web.Application()), self.metrics)
         for port, app in apps.items():  # the same port (even 0) serves both

@@ -1,7 +1,8 @@
 """Probes and metrics over plain HTTP: /healthz, /readyz and /metrics.
 
-/healthz answers as long as the event loop does; /readyz only once every informer has
-stored its first list (a replica that has not synced must not take traffic or lead);
+/healthz answers as long as the event loop does; /readyz only once the replica can take
+traffic (every informer has stored its first list, the webhooks serve), and otherwise
+says what it still waits for;
 /metrics is the Prometheus exposition of `HubMetrics`. Health and metrics may share one
 application or listen on separate ports, as the hub's configuration says.
 """
@@ -20,14 +21,17 @@ READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
 
 
-def probe_routes(app: web.Application, ready: Callable[[], bool]) -> None:
+def probe_routes(app: web.Application, not_ready_reason: Callable[[], str | None]) -> None:
+    """`not_ready_reason` answers None when ready, else what readiness waits for."""
+
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok")
 
     async def readyz(_: web.Request) -> web.Response:
-        if ready():
+        reason = not_ready_reason()
+        if reason is None:
             return web.Response(text="ok")
-        return web.Response(status=503, text="informer caches not synced")
+        return web.Response(status=503, text=reason)
 
     app.router.add_get(HEALTH_PATH, healthz)
     app.router.add_get(READY_PATH, readyz)

@@ -92,6 +92,7 @@ def hub_process(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, 
             str(health),
             "--metrics-port",
             str(metrics),
+            "--no-webhooks",  # Jobs are submitted suspended here
         ],
         cwd=REPO,
         stdout=log,

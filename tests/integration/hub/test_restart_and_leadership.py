@@ -123,6 +123,7 @@ async def test_of_two_hubs_only_the_leader_writes_and_the_other_takes_over(
             lease_namespace=cluster.namespace,
             lease_name=cluster.name("hub"),
             queue_status_interval_seconds=0.2,
+            webhooks=False,
         )
 
     a = await hubs.start(configuration, options("hub-a"))

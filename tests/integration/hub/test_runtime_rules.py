@@ -7,14 +7,18 @@ from typing import Any
 
 import pytest
 
+from core.api.local_queue import LocalQueue
 from core.engine.model import Admission, Condition, PodSetAssignment, WorkloadStatus
 from hub.app import split_bind_address
+from hub.runtime.decoded_lookup import DecodedLookup
 from hub.runtime.finalizers import finalizer_patch
+from hub.runtime.hub_webhooks import REGISTERED_BY_LABEL, UrlRegistration
 from hub.runtime.queue_status import merge_conditions, queue_status_patch
 from hub.runtime.resource_versions import is_newer
 from hub.runtime.workload_decisions import ExternalChange, classify, decision_state
 from hub.runtime.workload_status_patch import owned_status, status_patch
 from hub.runtime.workload_versions import WorkloadVersions
+from hub.webhooks.configurations import mutating_configuration, validating_configuration
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -211,3 +215,48 @@ def test_queue_conditions_keep_their_transition_time_while_their_status_holds() 
 )
 def test_bind_addresses_split_into_host_and_port(address: str, expected: tuple[str, int]) -> None:
     assert split_bind_address(address) == expected
+
+
+class _Store:
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+
+    def get_by_name(self, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.items.get(f"{namespace}/{name}" if namespace else name)
+
+
+def _local_queue(rv: str, cluster_queue: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "ns", "resourceVersion": rv},
+        "spec": {"clusterQueue": cluster_queue},
+    }
+
+
+def test_a_decoded_lookup_decodes_once_per_version_and_reads_broken_objects_as_absent() -> None:
+    store = _Store()
+    lookup = DecodedLookup(store, LocalQueue)
+    assert lookup.get_by_name("lq", "ns") is None
+    store.items["ns/lq"] = _local_queue("1", "cq-a")
+    first = lookup.get_by_name("lq", "ns")
+    assert first is not None and first.spec.cluster_queue == "cq-a"
+    assert lookup.get_by_name("lq", "ns") is first  # same version: not decoded again
+    store.items["ns/lq"] = _local_queue("2", "cq-b")
+    second = lookup.get_by_name("lq", "ns")
+    assert second is not None and second.spec.cluster_queue == "cq-b"
+    store.items["ns/lq"] = _local_queue("3", {"not": "a name"})
+    assert lookup.get_by_name("lq", "ns") is None
+    del store.items["ns/lq"]
+    assert lookup.get_by_name("lq", "ns") is None
+
+
+def test_a_url_registration_points_every_webhook_at_the_hub_and_marks_it_as_its_own() -> None:
+    registration = UrlRegistration("127.0.0.1", mutating_name="m", validating_name="v")
+    settings = registration.settings(9443, "hub-ns", b"PEM")
+    assert [target.name for target in registration.targets] == ["m", "v"]
+    for configuration in (mutating_configuration(settings), validating_configuration(settings)):
+        assert configuration["metadata"]["labels"] == {REGISTERED_BY_LABEL: "fleetq-hub-url"}
+        for webhook in configuration["webhooks"]:
+            assert webhook["clientConfig"]["url"].startswith("https://127.0.0.1:9443/")
+            assert webhook["clientConfig"]["caBundle"] == "UEVN"  # base64 of the PEM

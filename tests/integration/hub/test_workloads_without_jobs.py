@@ -186,7 +186,11 @@ async def test_a_workload_the_engine_cannot_read_is_told_why_and_blocks_nobody(
 async def test_probes_and_metrics_are_served_with_upstream_names(hubs: Any, cluster: Any) -> None:
     hub = await hubs.start(
         options=HubOptions(
-            health_port=0, metrics_port=0, visibility_port=0, queue_status_interval_seconds=0.2
+            health_port=0,
+            metrics_port=0,
+            visibility_port=0,
+            queue_status_interval_seconds=0.2,
+            webhooks=False,
         )
     )
     port = hub.ports["health"]
