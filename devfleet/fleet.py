@@ -98,7 +98,15 @@ class Fleet:
         return [role for role, server in record.servers.items() if _port_open(server)]
 
     # -- up ---------------------------------------------------------------------------
-    def up(self, spec: FleetSpec, *, lite: bool, progress: Progress = print) -> RunningFleet:
+    def up(
+        self,
+        spec: FleetSpec,
+        *,
+        lite: bool,
+        progress: Progress = print,
+        api_only: frozenset[str] = frozenset(),
+    ) -> RunningFleet:
+        """Start the fleet; clusters named in `api_only` run lite even in a full fleet."""
         check_binaries()
         if self.record() is not None:
             alive = self.answering()
@@ -114,6 +122,7 @@ class Fleet:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.kwokctl.workdir.mkdir(parents=True, exist_ok=True)
         stages = [] if lite else stage_documents()
+        lite_roles = {c.name for c in spec.clusters} if lite else set(api_only)
         roles = [cluster.name for cluster in spec.clusters]
         names = {role: self.kwok_cluster_name(role) for role in roles}
         mode = "lite: etcd + apiserver" if lite else "full: etcd, apiserver, controller-manager, "
@@ -121,7 +130,7 @@ class Fleet:
         progress(f"fleet {self.name!r}: starting {len(roles)} clusters ({mode})")
         try:
             self._create_clusters(
-                names, lite=lite, stages=stages, progress=progress, started=started
+                names, lite_roles=lite_roles, stages=stages, progress=progress, started=started
             )
             kubeconfigs = self._write_kubeconfigs(names)
             servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
@@ -131,7 +140,9 @@ class Fleet:
             fleet = RunningFleet(self.name, lite, members[0], tuple(members[1:]))
             record = FleetRecord(self.name, lite, names, kubeconfigs, servers, time.time(), 0.0)
             self.record_path.write_text(json.dumps(asdict(record), indent=2))
-            self._prepare_clusters(fleet, spec, lite=lite, progress=progress, started=started)
+            self._prepare_clusters(
+                fleet, spec, lite_roles=lite_roles, progress=progress, started=started
+            )
         except BaseException:
             progress(f"fleet {self.name!r}: start failed, removing what was started")
             self.down(progress=lambda _: None)
@@ -146,7 +157,7 @@ class Fleet:
         self,
         names: dict[str, str],
         *,
-        lite: bool,
+        lite_roles: set[str],
         stages: list[str],
         progress: Progress,
         started: float,
@@ -155,7 +166,10 @@ class Fleet:
         procs = {}
         for index, (role, name) in enumerate(names.items()):
             mine = ports[index * len(PORT_OPTIONS) : (index + 1) * len(PORT_OPTIONS)]
-            procs[role] = self.kwokctl.start_create(name, lite=lite, ports=mine, stages=stages)
+            lite = role in lite_roles
+            procs[role] = self.kwokctl.start_create(
+                name, lite=lite, ports=mine, stages=[] if lite else stages
+            )
         failures = []
         for role, proc in procs.items():
             code = proc.wait(timeout=300)
@@ -184,7 +198,7 @@ class Fleet:
         fleet: RunningFleet,
         spec: FleetSpec,
         *,
-        lite: bool,
+        lite_roles: set[str],
         progress: Progress,
         started: float,
     ) -> None:
@@ -192,6 +206,7 @@ class Fleet:
 
         def prepare(member: ClusterAccess) -> str:
             cluster_spec = specs[member.name]
+            lite = member.name in lite_roles
             if not lite:
                 install_nodes(member, cluster_spec)
             wait_ready(member, cluster_spec, lite=lite, timeout=180)

@@ -1,7 +1,8 @@
 """Session-wide test fixtures: one real local fleet per test session, a namespace per test.
 
-The fleet starts once (lite when only integration tests are collected; full — scheduler,
-controller-manager and kwok nodes — when any e2e test is) and is always torn down, also when
+The fleet starts once (lite when only integration tests are collected; when any e2e test is,
+the workers are full — scheduler, controller-manager and kwok nodes — and the manager stays
+API-only) and is always torn down, also when
 a test fails, the run is interrupted (Ctrl-C, SIGTERM) or an earlier run was killed outright
 (its fleet is found by the dead pid in its name and removed). Set FLEETQ_TEST_FLEET=<name>
 to run the tests against an already running fleet instead (it is left running).
@@ -73,7 +74,10 @@ def session_fleet(request: pytest.FixtureRequest) -> Iterator[RunningFleet]:
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         spec = load_fleet_spec().with_worker_count(2)
-        yield fleet.up(spec, lite=not needs_full, progress=_log)
+        # The manager stays API-only even in a full fleet: nothing runs pods there in our
+        # tests (MultiKueue keeps jobs away from it), and integration tests that play the
+        # job controller by writing Job status must not race a real one.
+        yield fleet.up(spec, lite=not needs_full, progress=_log, api_only=frozenset({"manager"}))
     finally:
         fleet.down(progress=_log)
         signal.signal(signal.SIGTERM, previous)
