@@ -454,7 +454,15 @@ def test_the_hub_chart_installs_and_its_identity_runs_the_hub_and_nothing_more(
                 )
                 assert events[0]["regarding"]["name"] == "train"
             hub_log = log.read_text()
-            assert "HTTP 403" not in hub_log and "is forbidden" not in hub_log, hub_log
+            # No RBAC refusal. (Other tests' namespaces on the shared manager may be
+            # terminating: events there are refused for that reason, not for our role.)
+            refusals = [
+                line
+                for line in hub_log.splitlines()
+                if ("HTTP 403" in line or "is forbidden" in line)
+                and "because it is being terminated" not in line
+            ]
+            assert refusals == [], "\n".join(refusals)
 
             as_hub = identity.rest
             account = f"system:serviceaccount:{hub_namespace}:{release.service_account}"
