@@ -37,6 +37,8 @@ from core.kube.events import EventRecorder
 from core.kube.leader_election import LeaderElectionConfig, LeaderElector
 from hub.configuration import Configuration
 from hub.metrics import HubMetrics
+from hub.multikueue.connections.service import MultiKueueConnections
+from hub.multikueue.dispatch.service import MultiKueueDispatch
 from hub.runtime.cluster_object_feed import ClusterObjectFeed
 from hub.runtime.engine_host import EngineHost
 from hub.runtime.engine_settings import engine_config_for
@@ -110,6 +112,8 @@ class HubOptions:
     webhook_registration: UrlRegistration | None = None
     """Out of cluster: serve on its host and register URL-based configurations; None:
     in cluster, behind the chart's Service-based configurations."""
+    multikueue: bool = True
+    """Connect to MultiKueue workers and dispatch to them (the leader only); off on agents."""
 
 
 class Hub:
@@ -326,10 +330,26 @@ class Hub:
                 group.create_task(self.finalizers.run(), name="finalizers")
                 group.create_task(self.job_controller.run(), name="jobs")
                 group.create_task(self.events.run(), name="events")
+                if self.options.multikueue:
+                    self._start_multikueue(group)
         finally:
             self.leading = False
             if self.leader_elect:
                 self.metrics.replica_role = "follower"
+
+    def _start_multikueue(self, group: asyncio.TaskGroup) -> None:
+        """Worker connections and dispatch: leader-only, built once per process."""
+        connections = MultiKueueConnections(self.client, self.configuration)
+        dispatch = MultiKueueDispatch(
+            self.client,
+            self.configuration,
+            connections.registry,
+            metrics_registry=self.metrics.registry,
+            workloads=self.informers.workloads,
+            jobs=self.informers.jobs,
+        )
+        group.create_task(connections.run(), name="multikueue-connections")
+        group.create_task(dispatch.run(), name="multikueue-dispatch")
 
     async def _start_servers(self, runners: list[web.AppRunner]) -> None:
         config, options = self.configuration, self.options

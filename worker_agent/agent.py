@@ -90,6 +90,7 @@ class Agent:
                 webhooks=options.webhooks,
                 webhook_port=options.webhook_port,
                 webhook_registration=options.webhook_registration,
+                multikueue=False,  # a worker admits locally; it dispatches nowhere
             ),
         )
         hub = self.hub
