@@ -72,18 +72,12 @@ def register(commands: Any) -> None:
 
 
 def run_hub(args: argparse.Namespace) -> int:
-    from hub.configuration import ConfigurationError, load_configuration
-    from hub.runtime.json_logging import configure_json_logging
+    from cli.process_start import load_configuration_for
 
-    try:
-        loaded = load_configuration(args.config)
-    except ConfigurationError as error:
-        print(f"fleetq hub: {error}", file=sys.stderr)
+    configuration = load_configuration_for("fleetq hub", args.config, args.log_level)
+    if configuration is None:
         return 2
-    for warning in loaded.warnings:
-        print(f"fleetq hub: warning: {warning}", file=sys.stderr)
-    configure_json_logging(args.log_level)
-    return asyncio.run(_serve(args, loaded.configuration))
+    return asyncio.run(_serve(args, configuration))
 
 
 async def _serve(args: argparse.Namespace, configuration: Any) -> int:
