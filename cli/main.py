@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from cli import agent_command, dev_commands, hub_command, join_command, simulate_command
+from cli.ops import commands as ops_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     hub_command.register(commands)
     join_command.register(commands)
     agent_command.register(commands)
+    ops_commands.register(commands)
     version = commands.add_parser("version", help="print fleetq's version")
     version.set_defaults(handler=_print_version)
     return parser

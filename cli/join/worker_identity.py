@@ -48,6 +48,12 @@ MULTIKUEUE_WORKER_RULES: tuple[PolicyRule, ...] = (
     PolicyRule("events.k8s.io", ("events",), ("create",)),
     # The worker agent's capacity reports, read for capacity-aware dispatch.
     PolicyRule(FLEETQ_GROUP, ("workercapacities",), READ_ONLY),
+    # Capacity-aware dispatch judges a worker's report against the ClusterQueue a
+    # LocalQueue feeds and that queue's flavors (their node labels and taints).
+    PolicyRule(KUEUE_GROUP, ("localqueues", "resourceflavors"), ("get",)),
+    # `fleetq logs` streams a dispatched Job's pods' logs through this identity.
+    PolicyRule("", ("pods",), ("get", "list")),
+    PolicyRule("", ("pods/log",), ("get",)),
 )
 
 

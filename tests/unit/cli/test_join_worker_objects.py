@@ -61,6 +61,10 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("", "events"): {"create"},
         ("events.k8s.io", "events"): {"create"},
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},
+        ("kueue.x-k8s.io", "localqueues"): {"get"},
+        ("kueue.x-k8s.io", "resourceflavors"): {"get"},
+        ("", "pods"): {"get", "list"},
+        ("", "pods/log"): {"get"},
     }
 
 
