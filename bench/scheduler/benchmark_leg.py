@@ -46,6 +46,7 @@ class LegOptions:
     max_requests_inflight: int = 800
     max_mutating_requests_inflight: int = 400
     keep_audit_log: bool = False
+    fleetq_log_level: str = "warning"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ def _measure(
     with BenchCluster(f"bench-{kind.value}-{_suffix()}", tuning, progress=say) as cluster:
         result.cluster_ready_s = round(time.monotonic() - started, 2)
         kubeconfig = cluster.access.kubeconfig
-        launch = prepare_launch(kind, kubeconfig, leg_dir)
+        launch = prepare_launch(kind, kubeconfig, leg_dir, options.fleetq_log_level)
         crds = install_crds(kubeconfig, launch.crd_dir)
         say(f"{len(crds)} CRDs installed from {launch.crd_dir}")
         with MeasuredProcess(launch.argv, log_path=leg_dir / "manager.log") as manager:

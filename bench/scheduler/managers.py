@@ -123,7 +123,9 @@ def fleetq_configuration(health_port: int, metrics_port: int) -> str:
     )
 
 
-def prepare_launch(kind: ManagerKind, kubeconfig: Path, workdir: Path) -> ManagerLaunch:
+def prepare_launch(
+    kind: ManagerKind, kubeconfig: Path, workdir: Path, fleetq_log_level: str = "warning"
+) -> ManagerLaunch:
     """Pick ports and write config files for one manager; starts nothing."""
     workdir.mkdir(parents=True, exist_ok=True)
     if kind is ManagerKind.UPSTREAM:
@@ -149,7 +151,7 @@ def prepare_launch(kind: ManagerKind, kubeconfig: Path, workdir: Path) -> Manage
         str(kubeconfig),
         "--no-webhooks",  # minimalkueue serves none either
         "--log-level",
-        "warning",
+        fleetq_log_level,
     )
     return ManagerLaunch(
         kind,

@@ -26,7 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
-DEFAULT_CONFIG = ROOT / "bench" / "hub" / "configs" / "small.yaml"
+DEFAULT_CONFIG = ROOT / "bench" / "scheduler" / "configs" / "small.yaml"
 MANAGERS = ("upstream", "fleetq")
 
 
@@ -52,6 +52,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-mutating-requests-inflight", type=int, default=400)
     parser.add_argument(
         "--keep-audit-log", action="store_true", help="copy the apiserver audit log to results"
+    )
+    parser.add_argument(
+        "--fleetq-log-level",
+        default="warning",
+        help="the hub's --log-level (debug logs every status write; costs CPU)",
     )
     parser.add_argument("--show", type=Path, help="print the table of a saved result and exit")
     return parser.parse_args(argv)
@@ -115,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
         keep_audit_log=args.keep_audit_log,
+        fleetq_log_level=args.fleetq_log_level,
     )
     report: dict[str, Any] = {
         "benchmark": "hub-vs-upstream",

@@ -84,6 +84,8 @@ class PodsReadyReason(StrEnum):
 class FinishedReason(StrEnum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
+    FAILED_TO_START = "FailedToStart"
+    """The admission could not be applied to the job (e.g. a nodeSelector conflict)."""
     OUT_OF_SYNC = "OutOfSync"
     OWNER_NOT_FOUND = "OwnerNotFound"
 

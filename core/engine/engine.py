@@ -38,6 +38,7 @@ from core.engine.conditions import (
     ACTIVE_CONDITION,
     CheckState,
     EvictedReason,
+    FinishedReason,
     QueueActiveReason,
     RequeuedReason,
 )
@@ -383,6 +384,12 @@ class Engine:
         self._life.charge(ws, cq)
         if ws.is_admitted:
             self._life.adopt_admitted(ws)
+        elif not ws.is_evicted and ws.all_checks_ready() and ws.sync_admitted(self._state.now()):
+            # Reserved with every check Ready but not Admitted: the last writer died between
+            # the checks' Ready and its own Admitted write. Admit now, or it would hold its
+            # quota for ever (nothing else changes for it).
+            self._state.dirty.add(ws.key)
+            self._life.adopt_admitted(ws)
 
     def update_workload(self, workload: Workload) -> StatusChanges:
         state = self._state
@@ -428,8 +435,14 @@ class Engine:
         return result
 
     # ----------------------------------------------------------------- lifecycle
-    def finish(self, key: str, succeeded: bool = True, message: str = "") -> StatusChanges:
-        self._life.finish(self._ws(key), succeeded, message)
+    def finish(
+        self,
+        key: str,
+        succeeded: bool = True,
+        message: str = "",
+        reason: FinishedReason | None = None,
+    ) -> StatusChanges:
+        self._life.finish(self._ws(key), succeeded, message, reason)
         return self._drain()
 
     def evict(self, key: str, reason: EvictedReason | str, message: str) -> StatusChanges:
@@ -453,8 +466,11 @@ class Engine:
         state: CheckState,
         message: str = "",
         requeue_after: float | None = None,
+        pod_set_updates: tuple[Mapping[str, object], ...] = (),
     ) -> StatusChanges:
-        self._life.set_check(self._ws(key), check, CheckState(state), message, requeue_after)
+        self._life.set_check(
+            self._ws(key), check, CheckState(state), message, requeue_after, pod_set_updates
+        )
         return self._drain()
 
     def set_reclaimable_pods(self, key: str, reclaimable: Mapping[str, int]) -> StatusChanges:
@@ -475,6 +491,39 @@ class Engine:
 
     def next_timer(self) -> float | None:
         return self._life.next_timer()
+
+    def next_heads(self) -> frozenset[str]:
+        """The heads the next `schedule()` would take, without taking them."""
+        state = self._state
+        heads: set[str] = set()
+        for name in state.queues.with_heads():
+            cq = state.cqs[name]
+            if not cq.schedulable:
+                continue
+            key = cq.queue.peek_key()
+            if key is not None:
+                heads.add(key)
+        return frozenset(heads)
+
+    def would_repeat(self, result: CycleResult) -> bool:
+        """Whether running `schedule()` again now would decide exactly as `result` did.
+
+        A cycle that admitted and preempted nothing changed no quota. If the next cycle
+        would take the very same heads, none of which has another flavor left to try, it
+        would reach the same verdicts, so a caller should wait for a change (a workload
+        added, finished or evicted, a queue or quota change, a timer) instead of retrying.
+        """
+        if result.admitted or result.preempted or not result.tried:
+            return False
+        if self.next_heads() != result.tried:
+            return False
+        workloads = self._state.workloads
+        for key in result.tried:
+            ws = workloads.get(key)
+            last = None if ws is None else ws.last_assignment
+            if last is not None and last.pending_flavors():
+                return False
+        return True
 
     # ----------------------------------------------------------------- queries
     def workload_status(self, key: str) -> WorkloadStatus | None:

@@ -279,11 +279,19 @@ class Lifecycle:
         self.state.dirty.add(ws.key)
 
     # ------------------------------------------------------------ finish / delete
-    def finish(self, ws: WorkloadState, succeeded: bool, message: str) -> None:
+    def finish(
+        self,
+        ws: WorkloadState,
+        succeeded: bool,
+        message: str,
+        reason: FinishedReason | None = None,
+    ) -> None:
+        """Finished=True; `reason` overrides Succeeded/Failed (upstream: FailedToStart)."""
         if ws.is_finished:
             return
         state = self.state
-        reason = FinishedReason.SUCCEEDED if succeeded else FinishedReason.FAILED
+        if reason is None:
+            reason = FinishedReason.SUCCEEDED if succeeded else FinishedReason.FAILED
         if not message:
             message = "Job finished successfully" if succeeded else "Job failed"
         ws.set_condition(FINISHED, True, reason.value, message, state.now())
@@ -398,6 +406,7 @@ class Lifecycle:
         check_state: CheckState,
         message: str,
         requeue_after: float | None,
+        pod_set_updates: tuple[Mapping[str, object], ...] = (),
     ) -> None:
         state = self.state
         now = state.now()
@@ -410,6 +419,7 @@ class Lifecycle:
             last_transition_time=ltt,
             retry_count=old.retry_count if old is not None else 0,
             requeue_after_seconds=requeue_after,
+            pod_set_updates=pod_set_updates,
         )
         state.dirty.add(ws.key)
         if check_state == CheckState.RETRY and requeue_after:

@@ -293,6 +293,9 @@ class AdmissionCheckStatus:
     last_transition_time: float = 0.0
     retry_count: int = 0
     requeue_after_seconds: float | None = None
+    pod_set_updates: tuple[Mapping[str, object], ...] = ()
+    """What the check's controller asks to add to the pod sets (kept as written, passed to
+    the job at start; dropped when the check is reset to Pending, as upstream)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -371,12 +374,15 @@ class CycleResult:
 
     `changed` holds the new status of every workload whose status the cycle changed
     (admitted, preempted, or pending with a new reason/message): one patch each.
+    `tried` names the heads the cycle took, so a caller can tell whether the next cycle
+    would take the same ones (`Engine.next_heads`) and so decide the same way.
     """
 
     admitted: list[AdmittedWorkload] = field(default_factory=list)
     preempted: list[PreemptionRecord] = field(default_factory=list)
     changed: dict[str, WorkloadStatus] = field(default_factory=dict)
     heads: int = 0
+    tried: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

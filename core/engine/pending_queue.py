@@ -154,6 +154,15 @@ class PendingQueue:
                 return ws
         return None
 
+    def peek_key(self) -> str | None:
+        """The key `pop` would return next, without taking it."""
+        if self.sticky is not None and self.sticky in self._items:
+            return self.sticky
+        heap = self._heap
+        while heap and not heap[0][-1]:
+            heapq.heappop(heap)  # a dead entry: popping it changes nothing `pop` would see
+        return heap[0][-2] if heap else None
+
     def peek_nonempty(self) -> bool:
         return bool(self._items)
 

@@ -97,6 +97,7 @@ class SchedulingCycle:
             if ws is not None:
                 heads.append((ws, cq))
         self.result.heads = len(heads)
+        self.result.tried = frozenset(ws.key for ws, _ in heads)
         if not heads:
             return self.result
 

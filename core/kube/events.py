@@ -7,6 +7,12 @@ events (same regarding object, reason, type, action, note and related object) wi
 a thousand times costs a handful of writes, not a thousand. Pending creates and series
 updates are written by `flush()`, which `run()` calls every `flush_interval_seconds` (and
 once more on shutdown). Events are best effort: a failed write is logged, never raised.
+
+Events share the controller's client budget with the writes that matter, so they must
+never crowd those out nor fall minutes behind: `run()` writes at most `qps` per second
+(bursts of `burst`), and nothing while the client has requests waiting for budget; at
+most `max_pending` events wait, and when more arrive the oldest waiting ones are dropped
+and counted (`stats.dropped`, logged), so what is written is recent.
 """
 
 from __future__ import annotations
@@ -30,10 +36,14 @@ from core.kube.client import KubeClient, PatchType
 from core.kube.errors import KubeError, NotFound
 from core.kube.micro_time import format_micro_time, utc_now
 from core.kube.object_meta import name_of, namespace_of, uid_of
+from core.kube.rate_limit import TokenBucket
 from core.kube.resources import EVENTS
 
 MAX_NOTE_BYTES = 1024
 MAX_TRACKED_SERIES = 4096
+DEFAULT_QPS = 5.0
+DEFAULT_BURST = 25
+DEFAULT_MAX_PENDING = 256
 
 
 class EventType(enum.StrEnum):
@@ -115,6 +125,8 @@ class EventStats:
     created: int = 0
     series_updates: int = 0
     failed: int = 0
+    dropped: int = 0
+    """Occurrences never written because newer events displaced them."""
 
 
 class EventRecorder:
@@ -128,6 +140,9 @@ class EventRecorder:
         reporting_instance: str,
         window_seconds: float = 600.0,
         flush_interval_seconds: float = 1.0,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        max_pending: int = DEFAULT_MAX_PENDING,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -135,10 +150,14 @@ class EventRecorder:
         self.reporting_instance = reporting_instance
         self.window_seconds = window_seconds
         self.flush_interval_seconds = flush_interval_seconds
+        self.max_pending = max_pending
         self.clock = clock
         self.stats = EventStats()
+        self._budget = TokenBucket(qps, burst, clock=clock)
         self._series: OrderedDict[_SeriesKey, _Series] = OrderedDict()
-        self._dirty: set[_SeriesKey] = set()
+        # Series with occurrences not written yet, oldest first.
+        self._dirty: dict[_SeriesKey, None] = {}
+        self._dropped_logged = 0
         self._flush_lock = asyncio.Lock()
         self.log = client.log.bind(component="events", controller=reporting_controller)
 
@@ -178,38 +197,69 @@ class EventRecorder:
                 related=related,
             )
             self._series.move_to_end(key)
-        self._dirty.add(key)
+        self._dirty.setdefault(key, None)
+        while len(self._dirty) > self.max_pending:
+            oldest = next(iter(self._dirty))
+            del self._dirty[oldest]
+            self.stats.dropped += 1
         while len(self._series) > MAX_TRACKED_SERIES:
             oldest, _ = self._series.popitem(last=False)
-            self._dirty.discard(oldest)
+            self._dirty.pop(oldest, None)
 
-    async def flush(self) -> None:
-        """Write every pending event creation and series update now."""
+    @property
+    def pending(self) -> int:
+        """Events (series) with occurrences waiting to be written."""
+        return len(self._dirty)
+
+    async def flush(self, limit: int | None = None) -> None:
+        """Write pending event creations and series updates now, oldest first (at most
+        `limit` writes; all of them when None)."""
         async with self._flush_lock:
             for key in list(self._dirty):
+                if limit is not None and limit <= 0:
+                    return
                 series = self._series.get(key)
                 if series is None:
-                    self._dirty.discard(key)
+                    self._dirty.pop(key, None)
                     continue
                 count = series.count
                 done = await self._write(key, series, count)
+                if limit is not None:
+                    limit -= 1
                 # Occurrences recorded while the write was in flight stay pending.
                 if done and series.count == count:
-                    self._dirty.discard(key)
+                    self._dirty.pop(key, None)
+
+    def writable_now(self) -> int:
+        """How many event writes the budget allows now: none while the client has requests
+        waiting for its own budget (those come first), else what the event bucket holds."""
+        if not self._dirty or self.client.rate_limiter.available() < 1:
+            return 0
+        return min(len(self._dirty), int(self._budget.available()))
 
     async def run(self) -> None:
-        """Flush periodically until cancelled; flush once more on the way out."""
+        """Flush within budget periodically until cancelled; once more on the way out."""
         try:
             while True:
                 await asyncio.sleep(self.flush_interval_seconds)
-                await self.flush()
+                allowed = self.writable_now()
+                for _ in range(allowed):
+                    self._budget.reserve()
+                await self.flush(limit=allowed)
+                self._log_drops()
         finally:
             if self._dirty:
                 try:
                     async with asyncio.timeout(5):
-                        await self.flush()
+                        await self.flush(limit=self._budget.burst)
                 except (TimeoutError, asyncio.CancelledError):
                     self.log.warning("events.unflushed", pending=len(self._dirty))
+
+    def _log_drops(self) -> None:
+        dropped = self.stats.dropped - self._dropped_logged
+        if dropped:
+            self._dropped_logged = self.stats.dropped
+            self.log.warning("events.dropped", dropped=dropped, total=self.stats.dropped)
 
     async def _write(self, key: _SeriesKey, series: _Series, count: int) -> bool:
         """Send one create or series update; False when it must be tried again."""

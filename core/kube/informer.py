@@ -112,6 +112,8 @@ class Informer(Generic[T]):
                 self._apply(item)
 
     def _replace(self, listed: Listed[T]) -> None:
+        for item in listed.items:
+            _drop_managed_fields(item)
         diff: StoreDiff[T] = self.store.replace(listed.items)
         self.log.info(
             "informer.listed",
@@ -148,6 +150,7 @@ class Informer(Generic[T]):
             if self.store.remove(object_key(obj)) is not None:
                 self._notify_delete(obj)
             return
+        _drop_managed_fields(obj)
         old = self.store.upsert(obj)
         if old is None:
             self._notify_add(obj)
@@ -174,3 +177,18 @@ class Informer(Generic[T]):
             callback(*args)
         except Exception:
             self.log.exception("informer.handler_failed", key=object_key(args[-1]))
+
+
+def _drop_managed_fields(obj: object) -> None:
+    """Cached JSON objects leave out `metadata.managedFields`.
+
+    No reader needs them, and on objects many writers touch (a Workload's status) they
+    can outweigh the rest of the object, so a cache of thousands carries them for nothing.
+    An update built from a cached copy still keeps them: the apiserver retains the stored
+    managedFields when a request does not send any. Typed caches (msgspec structs) never
+    decode them in the first place.
+    """
+    if isinstance(obj, dict):
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            metadata.pop("managedFields", None)

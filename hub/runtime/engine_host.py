@@ -17,8 +17,9 @@ from typing import Protocol
 import structlog
 
 from core.engine.clock import Clock, WallClock
-from core.engine.conditions import CheckState
+from core.engine.conditions import CheckState, FinishedReason
 from core.engine.engine import Engine, EngineConfig, StatusChanges
+from core.engine.model import WorkloadStatus
 
 
 class EngineListener(Protocol):
@@ -38,6 +39,9 @@ class EngineHost:
         self.log = structlog.get_logger("hub.runtime.engine")
         self._listeners: list[EngineListener] = []
         self._wake = asyncio.Event()
+        # Statuses a workload passed through that must be written even if the engine has
+        # moved on before its key comes up (quota released after an eviction completed).
+        self._interim: dict[str, WorkloadStatus] = {}
 
     # -- plumbing ------------------------------------------------------------------------
     def add_listener(self, listener: EngineListener) -> None:
@@ -60,6 +64,10 @@ class EngineHost:
         finally:
             self._wake.clear()
         return True
+
+    def consume_wake(self) -> None:
+        """Forget wake-ups so far: the caller is about to look at the engine as it is."""
+        self._wake.clear()
 
     def publish(
         self,
@@ -94,13 +102,30 @@ class EngineHost:
     def knows(self, key: str) -> bool:
         return self.engine.workload_status(key) is not None
 
-    def finish(self, key: str, *, succeeded: bool, message: str) -> None:
+    def finish(
+        self, key: str, *, succeeded: bool, message: str, reason: FinishedReason | None = None
+    ) -> None:
+        """Finish the workload; `reason` overrides Succeeded/Failed (e.g. FailedToStart)."""
         if self.knows(key):
-            self._publish_call(key, self.engine.finish(key, succeeded, message))
+            self._publish_call(key, self.engine.finish(key, succeeded, message, reason))
 
     def complete_eviction(self, key: str) -> None:
+        """Release the quota of an evicted workload and requeue it.
+
+        The released state (QuotaReserved=False, Requeued) is kept as an interim status:
+        a cycle may reserve quota again before the status writer gets to the key, and
+        upstream writes the release before the new reservation.
+        """
         if self.knows(key):
-            self._publish_call(key, self.engine.complete_eviction(key))
+            changes = self.engine.complete_eviction(key)
+            released = changes.get(key)
+            if released is not None and released.admission is None:
+                self._interim[key] = released
+            self._publish_call(key, changes)
+
+    def take_interim(self, key: str) -> WorkloadStatus | None:
+        """The interim status owed for `key`, once (see `complete_eviction`)."""
+        return self._interim.pop(key, None)
 
     def set_pods_ready(self, key: str, ready: bool) -> None:
         if self.knows(key):

@@ -1,17 +1,26 @@
-"""The scheduling thread: run engine cycles while they can make progress, then sleep.
+"""The scheduling thread: run an engine cycle when something may change a verdict, then wait.
 
-It wakes when anything that may allow an admission happened (the engine host's signal)
-or when the engine's next timer (requeue backoff, PodsReady timeout, maximum execution
-time) is due. Each round fires due timers (`tick`) and runs one cycle (`schedule`); the
-statuses they changed go to the status writer, the ClusterQueues they touched to the
-queue-status writer. A cycle that admitted or preempted is followed at once by another;
-one that did not backs off (1 ms doubling to 100 ms, as upstream backs off to 10 ms) while
-heads remain, since a head waiting for its victims to stop or blocking a StrictFIFO queue
-is retried; with no head left the loop sleeps until woken.
+It wakes when anything that may allow an admission happened (the engine host's signal:
+a workload added, requeued, finished or evicted, a quota, queue, cohort or flavor
+change, an admission check state) or when the engine's next timer (requeue backoff,
+PodsReady timeout, maximum execution time) is due. Each round fires due timers (`tick`)
+and runs one cycle (`schedule`); the statuses they changed go to the status writer, the
+ClusterQueues they touched to the queue-status writer.
+
+After a cycle the loop runs another only if it could decide differently: the cycle
+admitted or preempted (quota moved, new heads surface), or the next cycle would take
+other heads (the ones it tried went back to the inadmissible set). A head that is
+blocked - waiting for its victims to stop, or not fitting at the front of a StrictFIFO
+queue - is not retried at all: the loop waits for a wake-up, as upstream's queue manager
+parks its scheduler on a condition variable. As upstream's scheduler, a cycle without
+progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`) before
+the next, however soon something wakes it, so a stream of arrivals into full queues
+costs a bounded number of cycles.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import structlog
@@ -21,7 +30,7 @@ from hub.metrics import HubMetrics
 from hub.runtime.engine_host import EngineHost
 
 MIN_BACKOFF_SECONDS = 0.001
-MAX_BACKOFF_SECONDS = 0.1
+MAX_BACKOFF_SECONDS = 0.02
 
 
 class SchedulerLoop:
@@ -40,19 +49,30 @@ class SchedulerLoop:
         return max(0.0, due - self.host.engine.clock.now())
 
     async def run(self) -> None:
-        backoff: float | None = 0.0  # run once at start: heads may be waiting already
+        again = True  # run once at start: heads may be waiting already
+        pace = 0.0
         while True:
-            wait = self._seconds_to_next_timer()
-            if backoff is not None:
-                wait = backoff if wait is None else min(wait, backoff)
-            await self.host.wait_for_change(wait)
-            result = self.run_once()
-            if result.heads == 0 or not self.host.engine.has_queued_work():
-                backoff = None
-            elif result.admitted or result.preempted:
-                backoff = 0.0
+            if again:
+                await asyncio.sleep(0)  # let informer events and writers in between cycles
             else:
-                backoff = min(max(2 * (backoff or 0.0), MIN_BACKOFF_SECONDS), MAX_BACKOFF_SECONDS)
+                await self.host.wait_for_change(self._seconds_to_next_timer())
+            self.host.consume_wake()  # this cycle sees everything that happened until now
+            result = self.run_once()
+            again = self.should_run_again(result)
+            if result.heads == 0:
+                continue  # nothing was tried: nothing to pace
+            if result.admitted or result.preempted:
+                pace = 0.0
+            else:
+                pace = min(max(2 * pace, MIN_BACKOFF_SECONDS), MAX_BACKOFF_SECONDS)
+                await asyncio.sleep(pace)  # changes meanwhile still wake the next wait
+
+    def should_run_again(self, result: CycleResult) -> bool:
+        """Whether a cycle right now could decide differently from `result` (see module)."""
+        engine = self.host.engine
+        if result.heads == 0 or not engine.has_queued_work():
+            return False
+        return not engine.would_repeat(result)
 
     def run_once(self) -> CycleResult:
         """Fire due timers and run one scheduling cycle; publish what changed."""

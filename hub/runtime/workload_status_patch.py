@@ -31,6 +31,7 @@ ENGINE_OWNED_FIELDS: Final = (
     "schedulingStats",
 )
 _CONDITION_FIELDS: Final = ("status", "reason", "message", "lastTransitionTime")
+_QUOTA_RESERVED: Final = "QuotaReserved"
 
 
 def owned_status(status: WorkloadStatus) -> dict[str, Any]:
@@ -73,6 +74,36 @@ def status_patch(current: Json | None, wanted: Mapping[str, Any]) -> dict[str, A
         if name in wanted and field_differs(name, current.get(name), wanted[name])
     }
     return patch or None
+
+
+def is_pending_note(current: Json, patch: Mapping[str, Any]) -> bool:
+    """Whether `patch` only says, or re-words, why a queued Workload is not reserved yet.
+
+    That is: it changes nothing but conditions, and the only condition it changes is
+    QuotaReserved, which was not True before and stays False. Such a note decides nothing
+    (no quota moves), so it may wait for spare write budget.
+    """
+    if set(patch) != {"conditions"}:
+        return False
+    before = _conditions_by_type(current.get("conditions"))
+    after = _conditions_by_type(patch.get("conditions"))
+    changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+    if changed != {_QUOTA_RESERVED}:
+        return False
+    was = before.get(_QUOTA_RESERVED)
+    now = after.get(_QUOTA_RESERVED)
+    return now is not None and now[0] == "False" and (was is None or was[0] == "False")
+
+
+def changed_conditions(current: Json, patch: Mapping[str, Any]) -> list[str]:
+    """`Type=Status/Reason` of each condition a patch changes (for debug logs)."""
+    before = _conditions_by_type(current.get("conditions"))
+    after = _conditions_by_type(patch.get("conditions"))
+    return [
+        f"{name}={fields[0]}/{fields[1]}"
+        for name, fields in sorted(after.items())
+        if before.get(name) != fields
+    ]
 
 
 def owned_fields_differ(a: Json, b: Json) -> bool:

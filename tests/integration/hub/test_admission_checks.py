@@ -156,8 +156,9 @@ async def test_ready_admits_retry_evicts_and_requeues_rejected_deactivates(
     assert requeued.get("status") == "True"
     assert again["metadata"]["uid"] == reserved_before["metadata"]["uid"]
 
-    # The eviction was written (the hub may fold its completion and the new reservation
-    # into one later write, so QuotaReserved=False need not show in between).
+    # The eviction was written, then its completion (quota released: QuotaReserved=False,
+    # as upstream writes it) before the new reservation, even if the hub reserved again
+    # before it got to write the release.
     async def evictions_seen() -> list[tuple[str, str]] | None:
         seen = workload_history.conditions(again["metadata"]["name"], "Evicted")
         pairs = [(c["status"], c["reason"]) for c in seen]
@@ -165,6 +166,13 @@ async def test_ready_admits_retry_evicts_and_requeues_rejected_deactivates(
 
     evictions = await cluster.eventually(evictions_seen, what="the watch saw it all")
     assert evictions == [("True", "AdmissionCheck"), ("False", "QuotaReserved")]
+    reservations = [
+        (c["status"], c["reason"])
+        for c in workload_history.conditions(again["metadata"]["name"], "QuotaReserved")
+    ]
+    released_at = reservations.index(("False", "Pending"), 1)
+    assert reservations[released_at - 1] == ("True", "QuotaReserved")
+    assert reservations[released_at + 1 :][:1] == [("True", "QuotaReserved")]
     entry = _check(again, check) or {}
     assert entry.get("retryCount") == 1
     assert (await cluster.get(JOBS, "retry") or {})["spec"]["suspend"] is True
@@ -192,3 +200,56 @@ async def test_ready_admits_retry_evicts_and_requeues_rejected_deactivates(
         what="CQ counts the two admitted ones only",
     )
     assert status.get("pendingWorkloads", 0) == 0
+
+
+async def test_a_check_update_the_job_cannot_take_finishes_it_failed_to_start(
+    hubs: Any, cluster: Any
+) -> None:
+    """A Ready check whose podSetUpdates contradict the Job's own nodeSelector: the Job can
+    never start as admitted, so (as upstream) the Workload finishes with FailedToStart,
+    its quota is released and the Job stays suspended."""
+    await hubs.start()
+    check = await _admission_check(cluster, "placer")
+    flavor = await cluster.flavor("any", {})
+    cq = await cluster.cluster_queue(
+        "placed", flavor, "2", admissionChecksStrategy={"admissionChecks": [{"name": check}]}
+    )
+    lq = await cluster.local_queue("main", cq)
+    await cluster.job("pinned", lq, cpu="1", node_selector={"zone": "a"})
+    await cluster.eventually(
+        lambda: _reserved_and_waiting(cluster, "pinned", check), what="reserved, check Pending"
+    )
+    workload = await cluster.job_workload("pinned") or {}
+    entries = []
+    for entry in workload["status"]["admissionChecks"]:
+        if entry["name"] == check:
+            entry = {
+                **entry,
+                "state": "Ready",
+                "message": "placed in zone b",
+                "lastTransitionTime": _now(),
+                "podSetUpdates": [{"name": "main", "nodeSelector": {"zone": "b"}}],
+            }
+        entries.append(entry)
+    await cluster.client.patch(
+        kinds.WORKLOADS,
+        workload["metadata"]["name"],
+        {
+            "metadata": {"resourceVersion": workload["metadata"]["resourceVersion"]},
+            "status": {"admissionChecks": entries},
+        },
+        patch_type=PatchType.MERGE,
+        namespace=cluster.namespace,
+        subresource="status",
+    )
+    finished = await cluster.eventually(
+        lambda: _job_workload_if(cluster, "pinned", "Finished"), what="pinned finished"
+    )
+    condition = cluster.condition(finished, "Finished") or {}
+    assert condition.get("reason") == "FailedToStart"
+    assert "zone" in condition.get("message", "")
+    assert (await cluster.get(JOBS, "pinned") or {})["spec"]["suspend"] is True
+    await cluster.eventually(
+        lambda: _cq_status(cluster, cq, reservingWorkloads=0, admittedWorkloads=0),
+        what="the quota given back",
+    )

@@ -114,6 +114,15 @@ async def test_the_cache_follows_changes_made_by_another_client(
     # Reads come from the cache: no request was sent by the informer's client for them.
     assert kube.writes.total == 0
 
+    # The cache leaves managedFields out; an update sent from a cached copy keeps them.
+    stored = await other.get(CONFIGMAPS, "a", namespace=namespace)
+    assert stored["metadata"].get("managedFields")
+    assert "managedFields" not in cached["metadata"]
+    await other.replace(CONFIGMAPS, "a", {**cached, "data": {"v": "2"}}, namespace=namespace)
+    after = await other.get(CONFIGMAPS, "a", namespace=namespace)
+    assert after["data"] == {"v": "2"}
+    assert after["metadata"].get("managedFields")
+
 
 async def test_label_and_field_selectors_limit_what_is_cached(
     kube: KubeClient, namespace: str, running: Any
