@@ -38,7 +38,35 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--visibility-port",
         type=int,
-        help="serve the pending-workloads API over plain HTTP on this port (default: off)",
+        help="serve the pending-workloads API on this port (default: off); plain HTTP and "
+        "open unless --visibility-tls or --visibility-cert-dir",
+    )
+    secure = parser.add_argument_group("TLS and delegated authentication")
+    secure.add_argument(
+        "--visibility-tls",
+        action="store_true",
+        help="serve the visibility API over TLS with a self-signed certificate for the "
+        "Service --visibility-service, and authenticate/authorize callers as an aggregated "
+        "API server does (front proxy, TokenReview, SubjectAccessReview)",
+    )
+    secure.add_argument(
+        "--visibility-cert-dir",
+        type=Path,
+        metavar="DIR",
+        help="like --visibility-tls, with tls.crt and tls.key from DIR (a mounted TLS Secret)",
+    )
+    secure.add_argument(
+        "--visibility-service",
+        default="fleetq-hub-visibility",
+        metavar="NAME",
+        help="the visibility Service's name, for the self-signed certificate's DNS names "
+        "(default: fleetq-hub-visibility, in the Configuration's namespace)",
+    )
+    secure.add_argument(
+        "--metrics-auth",
+        action="store_true",
+        help="/metrics requires an authenticated caller allowed to get that path "
+        "(/healthz and /readyz stay open)",
     )
     parser.add_argument(
         "--identity",
@@ -91,6 +119,11 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     except (ClusterConfigError, OSError) as error:
         print(f"fleetq hub: {error}", file=sys.stderr)
         return 2
+    try:
+        visibility_certificate = _visibility_certificate(args, configuration.namespace)
+    except OSError as error:
+        print(f"fleetq hub: visibility certificate: {error}", file=sys.stderr)
+        return 2
     client = KubeClient(cluster, qps=configuration.client_qps, burst=configuration.client_burst)
     hub = Hub(
         configuration,
@@ -99,6 +132,8 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             health_port=args.health_port,
             metrics_port=args.metrics_port,
             visibility_port=args.visibility_port,
+            visibility_certificate=visibility_certificate,
+            metrics_auth=args.metrics_auth,
             identity=args.identity or "",
             webhooks=not args.no_webhooks,
             webhook_port=args.webhook_port,
@@ -122,3 +157,15 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     finally:
         await client.close()
     return 0
+
+
+def _visibility_certificate(args: argparse.Namespace, namespace: str) -> Any:
+    """The visibility server's certificate, when TLS was asked for (None: plain HTTP)."""
+    from hub.visibility.tls import ServingCertificate
+    from hub.webhook_certs import service_dns_names
+
+    if args.visibility_cert_dir is not None:
+        return ServingCertificate.from_dir(args.visibility_cert_dir)
+    if args.visibility_tls:
+        return ServingCertificate.self_signed(service_dns_names(args.visibility_service, namespace))
+    return None

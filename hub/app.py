@@ -42,7 +42,13 @@ from hub.multikueue.dispatch.service import MultiKueueDispatch
 from hub.runtime.cluster_object_feed import ClusterObjectFeed
 from hub.runtime.engine_host import EngineHost
 from hub.runtime.engine_settings import engine_config_for
-from hub.runtime.health_server import bound_port, metrics_routes, probe_routes, serve
+from hub.runtime.health_server import (
+    PROBE_PATHS,
+    bound_port,
+    metrics_routes,
+    probe_routes,
+    serve,
+)
 from hub.runtime.hub_events import CONTROLLER_NAME
 from hub.runtime.hub_webhooks import HubWebhooks, UrlRegistration
 from hub.runtime.informer_set import Cache, HubInformers
@@ -56,8 +62,11 @@ from hub.runtime.workload_feed import WorkloadFeed
 from hub.runtime.workload_status_sync import WorkloadStatusWriter
 from hub.runtime.workload_transitions import WorkloadTransitions
 from hub.runtime.workload_versions import WorkloadVersions
+from hub.visibility.delegated_auth import DelegatedAuth
 from hub.visibility.engine_source import EngineSource
+from hub.visibility.server import HEALTH_PATH as VISIBILITY_HEALTH_PATH
 from hub.visibility.server import create_app
+from hub.visibility.tls import ServingCertificate, server_context
 
 SYNC_TIMEOUT_SECONDS = 120.0
 
@@ -95,7 +104,14 @@ class HubOptions:
     metrics_port: int | None = None
     """None: the Configuration's metrics.bindAddress; 0: any free port; <0: off."""
     visibility_port: int | None = None
-    """Serve the pending-workloads API over plain HTTP on this port (None: not served)."""
+    """Serve the pending-workloads API on this port (None: not served)."""
+    visibility_certificate: ServingCertificate | None = None
+    """With `visibility_port`: serve over TLS with delegated authentication and
+    authorization, as an aggregated API server (None: plain HTTP, open to anyone)."""
+    metrics_auth: bool = False
+    """/metrics requires delegated authn/authz (/healthz and /readyz stay open)."""
+    metrics_certificate: ServingCertificate | None = None
+    """Serve /metrics over TLS; needs a metrics port apart from the probes' port."""
     bind_host: str = ""
     identity: str = ""
     """Leader-election identity; default `<hostname>_<random>`."""
@@ -355,13 +371,30 @@ class Hub:
         config, options = self.configuration, self.options
         health = _port(options.health_port, config.health_probe_bind_address)
         metrics = _port(options.metrics_port, config.metrics_bind_address)
+        if options.metrics_certificate is not None and metrics == health:
+            raise ValueError("/metrics over TLS needs a port of its own, apart from the probes")
+        secure_visibility = (
+            options.visibility_port is not None and options.visibility_certificate is not None
+        )
+        auth = DelegatedAuth(self.client) if secure_visibility or options.metrics_auth else None
+        if auth is not None:
+            await auth.load_trust()
         apps: dict[int, web.Application] = {}
+        for port in {p for p in (health, metrics) if p is not None}:
+            guarded = port == metrics and auth is not None and options.metrics_auth
+            middlewares = [auth.middleware(open_paths=PROBE_PATHS)] if guarded and auth else []
+            apps[port] = web.Application(middlewares=middlewares)
         if health is not None:
-            probe_routes(apps.setdefault(health, web.Application()), self.not_ready_reason)
+            probe_routes(apps[health], self.not_ready_reason)
         if metrics is not None:
-            metrics_routes(apps.setdefault(metrics, web.Application()), self.metrics)
+            metrics_routes(apps[metrics], self.metrics)
         for port, app in apps.items():  # the same port (even 0) serves both
-            runner = await serve(app, options.bind_host, port)
+            tls = None
+            if port == metrics and options.metrics_certificate is not None:
+                tls = server_context(options.metrics_certificate)
+                if auth is not None:
+                    auth.follow_trust(tls)
+            runner = await serve(app, options.bind_host, port, ssl_context=tls)
             runners.append(runner)
             actual = bound_port(runner)
             if port == health:
@@ -369,11 +402,25 @@ class Hub:
             if port == metrics:
                 self.ports["metrics"] = actual
         if options.visibility_port is not None:
-            app = create_app(EngineSource(self.host.engine, owners=self._owners))
-            runner = await serve(app, options.bind_host, options.visibility_port)
-            runners.append(runner)
-            self.ports["visibility"] = bound_port(runner)
+            await self._serve_visibility(runners, options.visibility_port, auth)
         self.log.info("hub.serving", **self.ports)
+
+    async def _serve_visibility(
+        self, runners: list[web.AppRunner], port: int, auth: DelegatedAuth | None
+    ) -> None:
+        source = EngineSource(self.host.engine, owners=self._owners)
+        certificate = self.options.visibility_certificate
+        if certificate is None or auth is None:
+            app = create_app(source)
+            runner = await serve(app, self.options.bind_host, port)
+        else:
+            tls = server_context(certificate)
+            auth.follow_trust(tls)
+            guard = auth.middleware(open_paths=frozenset({VISIBILITY_HEALTH_PATH}))
+            app = create_app(source, middlewares=[guard])
+            runner = await serve(app, self.options.bind_host, port, ssl_context=tls)
+        runners.append(runner)
+        self.ports["visibility"] = bound_port(runner)
 
 
 def _version() -> str:

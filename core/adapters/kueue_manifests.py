@@ -5,6 +5,7 @@ runner feeds YAML documents, and both render engine statuses back with the
 `*_status_to_dict` functions. Upstream defaults apply where a field is absent
 (queueingStrategy BestEffortFIFO, whenCanBorrow MayStopSearch, whenCanPreempt
 TryNextFlavor, preemption policies Never, podSet name `main`, active true, weight 1).
+An AdmissionCheck without an `Active=True` condition is inactive (upstream's check cache).
 A ClusterQueue without `namespaceSelector` selects no namespace, as upstream.
 
 Times: engine floats are seconds since the epoch; manifests carry RFC 3339 strings.
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from core.api.admission_check import AdmissionCheckConditionType
 from core.engine.conditions import CheckState
 from core.engine.model import (
     Admission,
@@ -263,9 +265,11 @@ def priority_class_from_manifest(obj: Json) -> WorkloadPriorityClass:
 
 
 def admission_check_from_manifest(obj: Json) -> AdmissionCheck:
-    active = True
+    """Active only once its controller says so, as upstream: no `Active` condition (no
+    controller has looked at it yet) is inactive, and so is every queue that uses it."""
+    active = False
     for cond in (obj.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == "Active":
+        if cond.get("type") == AdmissionCheckConditionType.ACTIVE:
             active = cond.get("status") == "True"
     return AdmissionCheck(
         name=_name(obj), controller_name=str(_spec(obj).get("controllerName", "")), active=active
@@ -368,6 +372,7 @@ def workload_status_from_dict(data: Json) -> WorkloadStatus:
             last_transition_time=parse_time(c.get("lastTransitionTime")),
             retry_count=int(c.get("retryCount", 0) or 0),
             requeue_after_seconds=c.get("requeueAfterSeconds"),
+            pod_set_updates=tuple(c.get("podSetUpdates") or ()),
         )
         for c in data.get("admissionChecks") or ()
     )
@@ -476,6 +481,8 @@ def workload_status_to_dict(status: WorkloadStatus) -> dict[str, Any]:
                 item["retryCount"] = c.retry_count
             if c.requeue_after_seconds is not None:
                 item["requeueAfterSeconds"] = int(c.requeue_after_seconds)
+            if c.pod_set_updates:
+                item["podSetUpdates"] = [dict(update) for update in c.pod_set_updates]
             checks.append(item)
         out["admissionChecks"] = checks
     if status.reclaimable_pods:

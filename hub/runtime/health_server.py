@@ -1,14 +1,18 @@
-"""Probes and metrics over plain HTTP: /healthz, /readyz and /metrics.
+"""Probes and metrics over HTTP: /healthz, /readyz and /metrics.
 
 /healthz answers as long as the event loop does; /readyz only once the replica can take
 traffic (every informer has stored its first list, the webhooks serve), and otherwise
 says what it still waits for;
 /metrics is the Prometheus exposition of `HubMetrics`. Health and metrics may share one
-application or listen on separate ports, as the hub's configuration says.
+application or listen on separate ports, as the hub's configuration says. /metrics may
+require delegated authentication and authorization (a `get` on the non-resource path
+/metrics, as controller-runtime's secure metrics do) and TLS on a port of its own; the
+probes are always open, so kubelet needs no credentials.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 
 from aiohttp import web
@@ -19,6 +23,8 @@ from hub.metrics import HubMetrics
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
+PROBE_PATHS = frozenset({HEALTH_PATH, READY_PATH})
+"""Always answered without authentication, even when /metrics requires it."""
 
 
 def probe_routes(app: web.Application, not_ready_reason: Callable[[], str | None]) -> None:
@@ -46,12 +52,16 @@ def metrics_routes(app: web.Application, metrics: HubMetrics) -> None:
     app.router.add_get(METRICS_PATH, scrape)
 
 
-async def serve(app: web.Application, host: str, port: int) -> web.AppRunner:
-    """Start serving `app`; the caller cleans the returned runner up."""
+async def serve(
+    app: web.Application, host: str, port: int, *, ssl_context: ssl.SSLContext | None = None
+) -> web.AppRunner:
+    """Start serving `app` (over TLS with `ssl_context`); the caller cleans the runner up."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     # "All interfaces" on an OS-picked port would give each address family its own port.
-    site = web.TCPSite(runner, host or ("0.0.0.0" if port == 0 else None), port)
+    site = web.TCPSite(
+        runner, host or ("0.0.0.0" if port == 0 else None), port, ssl_context=ssl_context
+    )
     await site.start()
     return runner
 

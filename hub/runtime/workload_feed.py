@@ -206,16 +206,21 @@ class WorkloadFeed:
         changes: StatusChanges = {}
         believed = engine.workload_status(key)
         held = {c.name: c.state.value for c in believed.admission_checks} if believed else {}
-        messages = {
-            str(c.get("name")): str(c.get("message") or "")
+        entries = {
+            str(c.get("name")): c
             for c in status.get("admissionChecks") or ()
             if isinstance(c, Mapping)
         }
         for name, state in sorted(check_states(status).items()):
             if held.get(name) != state and state in _CHECK_STATES:
+                entry = entries.get(name) or {}
                 changes.update(
                     engine.set_admission_check_state(
-                        key, name, CheckState(state), messages.get(name, "")
+                        key,
+                        name,
+                        CheckState(state),
+                        str(entry.get("message") or ""),
+                        pod_set_updates=tuple(entry.get("podSetUpdates") or ()),
                     )
                 )
         return changes
