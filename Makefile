@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
         demo fleet-up fleet-down fleet-status bench clean
 
 help:
-	@echo "make demo   - build tools, start a local fleet, run GPU jobs, tear down (KEEP=1 keeps it)"
+	@echo "make demo   - build tools, start a local fleet, install fleetq, spread GPU/CPU jobs, tear down (KEEP=1 keeps it)"
 	@echo "make test   - lint, type-check and run unit, integration and e2e tests"
 	@echo "make tools  - build kube-apiserver, etcd, kwok, helm, kueue... from Go modules (cached)"
 	@echo "make fleet-up / fleet-status / fleet-down - a local dev fleet (1 manager + 2 workers)"
@@ -29,7 +29,7 @@ tools: install
 	$(BIN)/fleetq dev tools
 
 # The tools the fleet, the tests and the demo need (`make tools` also builds upstream Kueue).
-FLEET_TOOLS ?= kubernetes etcd kwok helm
+FLEET_TOOLS ?= kubernetes etcd kwok helm kueue
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 
@@ -57,7 +57,8 @@ test-e2e: install fleet-tools
 test: install fleet-tools lint typecheck
 	$(BIN)/pytest tests -q -rfEs $(PYTEST_ARGS)
 
-demo: install fleet-tools
+# The demo builds the tools it needs itself (kubernetes, etcd, kwok, helm), with progress.
+demo: install
 	$(BIN)/fleetq dev demo $(if $(KEEP),--keep,)
 
 fleet-up: install fleet-tools

@@ -22,6 +22,10 @@ from devfleet.toolchain import KWOK_VERSION, tool
 RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
 """Annotation on a pod (template) saying how long it runs before it succeeds, e.g. "30s"."""
 
+RUN_JITTER_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/jitter-delay"
+"""kwok draws the run time between the delay and this jitter delay (5 s when absent, which
+caps longer runs): set it to the same value for an exact run time."""
+
 _STAGE_FILES = (
     "kustomize/stage/node/fast/node-initialize.yaml",
     "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devfleet.cluster_access import ClusterAccess
-from devfleet.kwok_stages import RUN_DURATION_ANNOTATION
+from devfleet.kwok_stages import RUN_DURATION_ANNOTATION, RUN_JITTER_ANNOTATION
 
 
 def gpu_job(
@@ -36,7 +36,12 @@ def gpu_job(
             "completions": pods,
             "backoffLimit": 0,
             "template": {
-                "metadata": {"annotations": {RUN_DURATION_ANNOTATION: f"{run_seconds:g}s"}},
+                "metadata": {
+                    "annotations": {
+                        RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
+                        RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
+                    }
+                },
                 "spec": {
                     "restartPolicy": "Never",
                     "nodeSelector": dict(node_selector or {}),

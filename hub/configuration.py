@@ -69,6 +69,9 @@ _SUPPORTED = frozenset(
         "multiKueue.origin",
         "multiKueue.workerLostTimeout",
         "multiKueue.dispatcherName",
+        "multiKueue.incrementalDispatcherConfig.stepSize",
+        "multiKueue.incrementalDispatcherConfig.roundTimeout",
+        "multiKueue.capacityAwareDispatcherConfig.nominationTimeout",
         "clientConnection.qps",
         "clientConnection.burst",
         "leaderElection.leaderElect",
@@ -121,6 +124,12 @@ class MultiKueueSettings:
     origin: str = "multikueue"
     worker_lost_timeout_seconds: float = 900.0
     dispatcher_name: str = "fleetq.dev/capacity-aware"
+    incremental_step_size: int = 3
+    """Workers added per Incremental round (upstream's incrementalDispatcherConfig.stepSize)."""
+    incremental_round_seconds: float = 300.0
+    """Length of an Incremental round; fixed at 5 min upstream, fleetq lets it be set."""
+    nomination_timeout_seconds: float = 60.0
+    """fleetq's capacity-aware dispatcher: how long one nominee may take to admit."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +307,29 @@ def _multikueue(data: Mapping[str, Any]) -> MultiKueueSettings:
         origin=_typed(data, "multiKueue.origin", str, "multikueue"),
         worker_lost_timeout_seconds=_duration(data, "multiKueue.workerLostTimeout", 900.0) or 0.0,
         dispatcher_name=dispatcher,
+        incremental_step_size=_step_size(data),
+        incremental_round_seconds=_positive_duration(
+            data, "multiKueue.incrementalDispatcherConfig.roundTimeout", 300.0
+        ),
+        nomination_timeout_seconds=_positive_duration(
+            data, "multiKueue.capacityAwareDispatcherConfig.nominationTimeout", 60.0
+        ),
     )
+
+
+def _step_size(data: Mapping[str, Any]) -> int:
+    path = "multiKueue.incrementalDispatcherConfig.stepSize"
+    step = _typed(data, path, int, 3)
+    if step < 1:
+        raise ConfigurationError(f"{path}: must be at least 1, got {step}")
+    return int(step)
+
+
+def _positive_duration(data: Mapping[str, Any], path: str, default: float) -> float:
+    seconds = _duration(data, path, default)
+    if seconds is None or seconds <= 0:
+        raise ConfigurationError(f"{path}: must be a positive duration such as '30s'")
+    return seconds
 
 
 def _leader_election(data: Mapping[str, Any]) -> LeaderElection:

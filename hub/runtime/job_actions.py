@@ -113,6 +113,20 @@ class JobActions:
             f"Updated not matching Workload for suspended job: {object_key(workload)}",
         )
 
+    async def set_workload_priority(self, workload: Json, class_name: str, value: int) -> None:
+        """Point the Workload at another WorkloadPriorityClass, with that class's value."""
+        await self.client.patch(
+            kinds.WORKLOADS,
+            name_of(workload),
+            {
+                "metadata": {"resourceVersion": resource_version_of(workload)},
+                "spec": {"priorityClassRef": {"name": class_name}, "priority": value},
+            },
+            patch_type=PatchType.MERGE,
+            namespace=namespace_of(workload),
+            field_manager=FIELD_MANAGER,
+        )
+
     async def set_workload_queue(self, workload: Json, queue_name: str) -> None:
         await self.client.patch(
             kinds.WORKLOADS,

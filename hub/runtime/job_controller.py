@@ -10,7 +10,9 @@ job reconciler order:
 - the Workload is Finished: drop its finalizer; the Job finished: finish the Workload;
 - succeeded pods are reclaimable, ready pods make PodsReady (with waitForPodsReady);
 - the Workload is evicted: stop the Job (suspend, restore its template) and, once no pod
-  of it runs, let the engine release the quota (`complete_eviction`);
+  of it runs, let the engine release the quota (`complete_eviction`); a MultiKueue Job
+  runs no pod on the manager, so its copied `active` count is not waited for;
+- the Job's WorkloadPriorityClass label changed: the Workload takes the new class;
 - the Workload is admitted and the Job suspended: start it on the admitted flavors;
 - the Job runs without admission: stop it.
 Decisions about the Workload are taken from its newest known version in the API (so a Job
@@ -30,7 +32,8 @@ import structlog
 from core.adapters.kueue_manifests import label_selector
 from core.api.codec import decode
 from core.api.resource_flavor import ResourceFlavor
-from core.api.workload import Workload
+from core.api.workload import PriorityClassKind, Workload
+from core.engine.conditions import FinishedReason
 from core.engine.conditions import WorkloadConditionType as Cond
 from core.engine.node_matching import label_selector_matches
 from core.kube.errors import Conflict
@@ -313,12 +316,19 @@ class JobController:
             self.host.finish(key, succeeded=finish.succeeded, message=finish.message)
             return
         self._report_progress(job, key, status)
+        if await self._follow_priority_class(job, workload_obj, workload):
+            return
         if condition_true(status, Cond.EVICTED):
             evicted = condition_of(status, Cond.EVICTED) or {}
             stopped = await self.actions.stop(
                 job, plan_stop(job, workload), str(evicted.get("message") or "Workload evicted")
             )
-            if not is_active(stopped) and condition_true(status, Cond.QUOTA_RESERVED):
+            # A MultiKueue Job runs no pod here: its `active` is the worker's, copied back,
+            # and may never drop once the copies are gone, so it is never waited for.
+            remote_only = job_fields.managed_by(stopped) == MULTIKUEUE_MANAGED_BY
+            if (remote_only or not is_active(stopped)) and condition_true(
+                status, Cond.QUOTA_RESERVED
+            ):
                 log.info("job.eviction_completed", workload=key)
                 self.host.complete_eviction(key)
             return
@@ -332,6 +342,24 @@ class JobController:
             return
         if not condition_true(status, Cond.ADMITTED):
             await self.actions.stop(job, plan_stop(job, workload), "Not admitted by cluster queue")
+
+    async def _follow_priority_class(
+        self, job: Json, workload_obj: Json, workload: Workload
+    ) -> bool:
+        """The Job's WorkloadPriorityClass label changed: give the Workload the new class.
+
+        As upstream, only between WorkloadPriorityClasses (the label is the one part of a
+        running Job a user may change to reprioritise it); an unknown class waits.
+        """
+        wanted = job_fields.workload_priority_class_name(job)
+        ref = workload.spec.priority_class_ref
+        if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
+            return False
+        value = self.workload_priority_values.get(wanted)
+        if ref.name == wanted or value is None:
+            return False
+        await self.actions.set_workload_priority(workload_obj, wanted, value)
+        return True
 
     def _report_progress(self, job: Json, key: str, status: Json) -> None:
         """Reclaimable pods and PodsReady, from the Job's status to the engine."""
@@ -355,7 +383,12 @@ class JobController:
         except InvalidPodSetInfo as error:
             log.warning("job.failed_to_start", workload=key, error=str(error))
             self.actions.warn(job, EventReason.FAILED_TO_START, str(error))
-            self.host.finish(key, succeeded=False, message=str(error))
+            self.host.finish(
+                key,
+                succeeded=False,
+                message=str(error),
+                reason=FinishedReason.FAILED_TO_START,
+            )
             return
         ops = diff(job, started)
         if ops:

@@ -28,7 +28,11 @@ from core.api.workload import Workload
 from integrations.batch_job import job_fields
 from integrations.batch_job.job_fields import Job
 from integrations.json_patch import JsonPatchOp, diff
-from integrations.labels import BATCH_JOB_MANAGED_POD_LABELS, JOB_STOPPING_ANNOTATION
+from integrations.labels import (
+    BATCH_JOB_MANAGED_POD_LABELS,
+    JOB_STOPPING_ANNOTATION,
+    MULTIKUEUE_MANAGED_BY,
+)
 from integrations.pod_set_info import (
     InvalidPodSetInfo,
     PodSetInfo,
@@ -105,9 +109,26 @@ def _suspended_for_stop(job: dict[str, Any]) -> dict[str, Any]:
     return stopping
 
 
+# Counts of running pods a MultiKueue Job carries only because they were copied from its
+# worker; the manager runs none of them.
+_COPIED_RUNNING_COUNTS = ("active", "ready", "terminating")
+
+
 def _without_start_time(job: dict[str, Any]) -> dict[str, Any]:
+    """The status a stopped Job needs before its template may change again.
+
+    The apiserver takes template changes only on a suspended Job that has no start time
+    and no active pods. The Job controller drops both for pods it runs; a MultiKueue Job
+    runs none on the manager, so the counts copied from its worker are reset here (its
+    copy is being stopped; nothing would ever reset them).
+    """
     cleared = copy.deepcopy(job)
-    cleared.get("status", {}).pop("startTime", None)
+    status = cleared.get("status", {})
+    status.pop("startTime", None)
+    if job_fields.managed_by(job) == MULTIKUEUE_MANAGED_BY:
+        for name in _COPIED_RUNNING_COUNTS:
+            if status.get(name):
+                status[name] = 0
     return cleared
 
 

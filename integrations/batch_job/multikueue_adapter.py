@@ -10,8 +10,9 @@ worker's own Job controller runs it.
 
 The remote Job's whole status is copied back onto the manager's Job, but only while the
 manager's Job is managed by MultiKueue (otherwise the local Job controller owns that
-status), and not while the local Job is still suspended with no active pods: as
-upstream, a running status is only copied once the manager has unsuspended its Job.
+status), and never while the local Job is suspended (as upstream): before its start the
+copy would race the unsuspend, and after a stop (an eviction on the manager) it would put
+back the `startTime` the stop removed, so the Job's template could never be restored.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import Any
 
 from integrations.batch_job import job_fields
 from integrations.batch_job.job_fields import Job
-from integrations.batch_job.status import is_active
 from integrations.labels import (
     BATCH_CONTROLLER_UID_LABEL,
     LEGACY_CONTROLLER_UID_LABEL,
@@ -115,7 +115,7 @@ def remote_status_sync(local: Job, remote: Job) -> StatusSync:
     """Whether and what to copy from the worker's Job onto the manager's Job."""
     if not managed_by_multikueue(local)[0]:
         return StatusSync(StatusSyncDecision.NOT_MANAGED)
-    if job_fields.is_suspended(local) and not is_active(local):
+    if job_fields.is_suspended(local):
         return StatusSync(StatusSyncDecision.LOCAL_SUSPENDED)
     status = copy.deepcopy(dict(job_fields.status(remote)))
     if status == dict(job_fields.status(local)):

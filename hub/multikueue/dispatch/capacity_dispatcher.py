@@ -78,14 +78,28 @@ class CapacityAwareDispatcher:
                 continue
             snapshot = self.view.snapshot(worker.name)
             cluster_queue = None
+            specs = None
             if snapshot is not None:
                 lookup = await self.view.cluster_queue(worker.name, namespace, queue)
                 if lookup.known:
                     cluster_queue = lookup.cluster_queue
                 else:
                     snapshot = None  # cannot judge: unknown, never "does not fit"
+            queue_snapshot = (
+                None
+                if snapshot is None or cluster_queue is None
+                else snapshot.cluster_queues.get(cluster_queue)
+            )
+            if queue_snapshot is not None:
+                names = tuple(flavor for flavor, _ in queue_snapshot.quota)
+                specs = await self.view.flavor_specs(worker.name, names)
             out.append(
-                WorkerCandidate(name=worker.name, snapshot=snapshot, cluster_queue=cluster_queue)
+                WorkerCandidate(
+                    name=worker.name,
+                    snapshot=snapshot,
+                    cluster_queue=cluster_queue,
+                    flavor_specs=specs,
+                )
             )
         return out
 

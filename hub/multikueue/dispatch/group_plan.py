@@ -12,16 +12,19 @@ upstream's (multikueue.md §2 and §4), in upstream's order of precedence:
    (a copy finished `OutOfSync` asks for a retry instead);
 5. the admitting worker evicted its copy: Retry (unless the manager asked for it);
 6. copies whose spec drifted: priority patched in place, anything else removed;
-7. a copy is admitted: it wins (the placed cluster if clusterName is set, else the copy
-   that already has its job, else the earliest admission); the others are removed; if the
-   manager evicted the workload the winner is deactivated, else its job is created or its
-   status copied back and the check marked Ready in one write;
+7. a copy is admitted: it wins (the placed cluster if clusterName is set, else, among
+   nominated workers, the copy that already has its job, else the earliest admission);
+   the others are removed; if the manager evicted the workload the winner is
+   deactivated, else its job is created or its status copied back and the check marked
+   Ready in one write;
 8. Ready but no admitted copy: the admitting worker disconnected keeps Ready until
    workerLostTimeout from the start of its outage, then Retry; a copy that vanished from
    a reachable worker is Retry at once;
 9. Pending with a clusterName: a placement left from an earlier admission cycle (the
-   manager evicted and reserved again between two passes) is forgotten, copies removed;
-10. Pending (and not being evicted): ask the dispatcher (`Dispatch`), then
+   manager evicted and reserved again between two passes) is forgotten, copies removed
+   (a placed worker out of sight is waited for, up to workerLostTimeout);
+10. Pending (and not being evicted): unless a nominated worker is out of sight (its copy
+   may be admitted there; waited for up to workerLostTimeout), ask the dispatcher, then
    `plan_nomination` syncs the copies with the answer: created on nominated connected
    workers, removed from the others.
 
@@ -56,6 +59,7 @@ from hub.multikueue.dispatch.workload_facts import (
     has_quota_reservation,
     is_deleting,
     is_finished,
+    nominated_cluster_names,
     others_ready,
     true_condition,
 )
@@ -276,7 +280,7 @@ def plan_group(snapshot: GroupSnapshot) -> list[Step]:
         else:
             kept.append(slot)
 
-    winner = _winner(kept, placed)
+    winner = _winner(kept, placed, nominated_cluster_names(local))
     if winner is not None:
         return out.steps + _admitted(snapshot, check, winner)
     if check.state is CheckState.READY:
@@ -288,16 +292,42 @@ def plan_group(snapshot: GroupSnapshot) -> list[Step]:
     if placed is not None:
         # Placed in an earlier admission cycle (the manager evicted and reserved again
         # before this pass saw the reservation go): that placement is over, once the
-        # placed worker can be seen not to run it (a disconnected one might).
+        # placed worker can be seen not to run it (a disconnected one might), or once it
+        # has been out of sight for workerLostTimeout (its stale copy is removed when it
+        # returns: a copy on a worker not nominated cannot win).
         if placed_slot is not None and not placed_slot.connected:
-            return out.steps
+            since = placed_slot.disconnected_since
+            remaining = (snapshot.now if since is None else since) + snapshot.worker_lost_timeout
+            if remaining > snapshot.now:
+                out.steps.append(Requeue(remaining - snapshot.now))
+                return out.steps
         out.remove_all(snapshot.slots, "the placement is from an earlier admission")
         out.steps.append(WriteStatus(ForgetPlacement(snapshot.check, placed)))
         out.steps.append(Settled())
         return out.steps
     if true_condition(local, Cond.EVICTED) is None and others_ready(local, check.name):
-        out.steps.append(Dispatch())
+        unseen = _nominee_out_of_sight(snapshot)
+        out.steps.append(Dispatch() if unseen is None else Requeue(unseen))
     return out.steps
+
+
+def _nominee_out_of_sight(snapshot: GroupSnapshot) -> float | None:
+    """Seconds to hold the nomination while a nominated worker cannot be seen, else None.
+
+    Its copy may already be admitted there (a hub restarted before that worker connected,
+    or an outage): nominating others now could admit the workload twice. As for an
+    admitting worker, workerLostTimeout from the start of the outage bounds the wait.
+    """
+    waits = []
+    for name in nominated_cluster_names(snapshot.local):
+        slot = snapshot.slot(name)
+        if slot is None or slot.connected:
+            continue
+        since = snapshot.now if slot.disconnected_since is None else slot.disconnected_since
+        remaining = since + snapshot.worker_lost_timeout - snapshot.now
+        if remaining > 0:
+            waits.append(remaining)
+    return min(waits) if waits else None
 
 
 def _earliest(slots: Sequence[RemoteSlot], type_: str, prefer: str | None) -> RemoteSlot | None:
@@ -319,18 +349,25 @@ def _earliest(slots: Sequence[RemoteSlot], type_: str, prefer: str | None) -> Re
     return chosen
 
 
-def _winner(slots: Sequence[RemoteSlot], placed: str | None) -> RemoteSlot | None:
+def _winner(
+    slots: Sequence[RemoteSlot], placed: str | None, nominated: Sequence[str]
+) -> RemoteSlot | None:
     """The admitted copy that runs the workload.
 
-    Once clusterName is set it alone can win (it is immutable). Before, a copy that
-    already has its job wins (a hub that crashed after creating the job and before
-    recording the placement picks the same worker again); else the earliest admission.
+    Once clusterName is set it alone can win (it is immutable). Before, only a nominated
+    worker can win (clusterName must be one of nominatedClusterNames: an admitted copy on
+    a worker nominated no more is stale and removed with the nomination sync); among
+    those, a copy that already has its job wins (a hub that crashed after creating the
+    job and before recording the placement picks the same worker again); else the
+    earliest admission.
     """
     admitted = [
         s for s in slots if s.workload is not None and true_condition(s.workload, Cond.ADMITTED)
     ]
     if placed is not None:
         return next((s for s in admitted if s.cluster == placed), None)
+    if nominated:
+        admitted = [s for s in admitted if s.cluster in nominated]
     with_job = [s for s in admitted if s.job is not None]
     return _earliest(with_job or admitted, Cond.ADMITTED, prefer=None)
 

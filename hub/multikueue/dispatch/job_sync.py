@@ -15,8 +15,10 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+import structlog
+
 from core.kube.client import KubeClient
-from core.kube.errors import NotFound
+from core.kube.errors import Invalid, NotFound
 from core.kube.object_meta import object_key, resource_version_of, uid_of
 from core.kube.resources import JOBS
 from core.kube.status_writer import write_status
@@ -42,9 +44,19 @@ class JobSyncOutcome(enum.Enum):
 
 
 def status_replacement(current: Json, wanted: Json) -> dict[str, Any]:
-    """A merge patch for `status` that makes it equal `wanted` (absent keys removed)."""
+    """A merge patch for `status` that makes it equal `wanted` (absent keys removed).
+
+    Nested maps merge in a merge patch, so their absent keys are removed too: a finished
+    remote Job's `uncountedTerminatedPods: {}` must clear the UIDs an earlier copy wrote,
+    or the apiserver rejects the finished Job's status.
+    """
     patch: dict[str, Any] = {name: None for name in current if name not in wanted}
-    patch.update(wanted)
+    for name, value in wanted.items():
+        old = current.get(name)
+        if isinstance(value, dict) and isinstance(old, dict):
+            patch[name] = status_replacement(old, value)
+        else:
+            patch[name] = value
     return patch
 
 
@@ -103,10 +115,13 @@ class JobSync:
         if decision is StatusSyncDecision.IN_SYNC:
             return JobSyncOutcome.IN_SYNC
 
+        planned: list[tuple[Json, Json]] = []
+
         def compute(current: dict[str, Any]) -> dict[str, Any] | None:
             sync = remote_status_sync(current, remote)
             if sync.decision is not StatusSyncDecision.COPY or sync.status is None:
                 return None
+            planned.append((current, sync.status))
             return status_replacement(current.get("status") or {}, sync.status)
 
         try:
@@ -115,6 +130,19 @@ class JobSync:
             )
         except NotFound:
             return JobSyncOutcome.SKIPPED
+        except Invalid:
+            # Refused by the manager's Job validation: say from what to what, so the case
+            # can be understood; the caller retries with backoff from fresh caches.
+            current, wanted = planned[-1] if planned else ({}, {})
+            structlog.get_logger("hub.multikueue.dispatch").warning(
+                "multikueue.job_status_refused",
+                job=object_key(local_job),
+                resource_version=resource_version_of(current),
+                local_status=current.get("status"),
+                remote_status=wanted,
+                remote_resource_version=resource_version_of(remote),
+            )
+            raise
         if not result.written:
             return JobSyncOutcome.IN_SYNC
         self._written[object_key(result.object)] = result.object

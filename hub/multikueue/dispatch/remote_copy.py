@@ -80,8 +80,9 @@ def _comparable(workload_spec: Json, *, without: tuple[str, ...] = ()) -> Any:
     body = {k: v for k, v in workload_spec.items() if k not in WORKER_OWNED_SPEC_FIELDS}
     for name in without:
         body.pop(name, None)
-    if body.get("active") is True:
-        body.pop("active")  # the schema default
+    # The manager's own switch: deactivating evicts the manager Workload, and the eviction
+    # (not a spec change) is what reaches the copy, as DeactivationTarget.
+    body.pop("active", None)
     return _normalized(body)
 
 

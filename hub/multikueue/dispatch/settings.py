@@ -1,9 +1,10 @@
 """How the MultiKueue dispatch behaves: the Configuration's multiKueue fields plus fleetq's own.
 
-`from_configuration` fills in what the Configuration file carries (origin, gcInterval,
-workerLostTimeout, dispatcherName); the rest has no upstream field yet (the Incremental
-round length is a fixed 5 min upstream, the capacity-aware nominee timeout is fleetq's),
-so it is a setting of its own with a default the lead can expose later.
+`from_configuration` fills in what the Configuration file carries: upstream's origin,
+gcInterval, workerLostTimeout, dispatcherName and incrementalDispatcherConfig.stepSize, and
+two of fleetq's own (`incrementalDispatcherConfig.roundTimeout`, fixed at 5 min upstream,
+and `capacityAwareDispatcherConfig.nominationTimeout`). The rest are tuning knobs with
+defaults.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class DispatchSettings:
             "worker_lost_timeout_seconds": mk.worker_lost_timeout_seconds,
             "gc_interval_seconds": mk.gc_interval_seconds,
             "frameworks": tuple(configuration.frameworks),
+            "incremental_step_size": mk.incremental_step_size,
+            "incremental_round_seconds": mk.incremental_round_seconds,
+            "nomination_timeout_seconds": mk.nomination_timeout_seconds,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

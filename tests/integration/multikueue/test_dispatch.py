@@ -47,6 +47,7 @@ WORKLOADS = kind_info("Workload")
 LOCAL_QUEUES = kind_info("LocalQueue")
 CLUSTER_QUEUES = kind_info("ClusterQueue")
 CAPACITIES = kind_info("WorkerCapacity")
+RESOURCE_FLAVORS = kind_info("ResourceFlavor")
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 ALL_AT_ONCE = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
@@ -465,8 +466,21 @@ class Fleet:
         )
 
     async def report_capacity(self, index: int, free_gpus: int) -> None:
-        """A WorkerCapacity as the agent would write it: one GPU node, queue cq-<suffix>."""
+        """A WorkerCapacity as the agent would write it: one GPU node, queue cq-<suffix>.
+
+        The flavor it reports exists on the worker, as on a real one: the hub reads its
+        node labels and taints to judge the fit.
+        """
         name = self.clusters[index]
+        with contextlib.suppress(AlreadyExists):  # shared by tests on this worker
+            await self.workers[index].create(
+                RESOURCE_FLAVORS,
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "ResourceFlavor",
+                    "metadata": {"name": "default"},
+                },
+            )
         await self.create(
             self.workers[index],
             CAPACITIES,

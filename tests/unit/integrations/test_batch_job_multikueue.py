@@ -103,13 +103,13 @@ REMOTE_STATUS = {
     [
         (True, False, 0, StatusSyncDecision.COPY),
         (True, True, 0, StatusSyncDecision.LOCAL_SUSPENDED),
-        (True, True, 1, StatusSyncDecision.COPY),
+        (True, True, 1, StatusSyncDecision.LOCAL_SUSPENDED),
         (False, False, 0, StatusSyncDecision.NOT_MANAGED),
     ],
     ids=[
         "unsuspended manager Job gets the worker's status",
         "suspended manager Job waits",
-        "suspended but still active: copy (pods are winding down)",
+        "suspended with a copied active count (stopped on the manager): no copy",
         "a Job not managed by MultiKueue is never overwritten",
     ],
 )

@@ -166,3 +166,84 @@ async def test_a_changed_kubeconfig_file_is_reported(tmp_path: Path, rewrite: st
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+class Listener:
+    """A bare TCP listener on a chosen port that accepts and hangs up (not an apiserver)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Listener:
+        async def hang_up(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.close()
+
+        self.server = await asyncio.start_server(hang_up, "127.0.0.1", self.port)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+
+def returning_connection(recorder: Recorder, poll: float | None) -> WorkerConnection:
+    settings = ConnectionSettings(
+        backoff=ReconnectBackoff(base_seconds=5.0),
+        connect_timeout_seconds=2,
+        probe_timeout_seconds=1,
+        return_poll_seconds=poll,
+    )
+    return WorkerConnection(
+        "w",
+        "multikueue",
+        settings,
+        on_change=recorder.on_change,
+        listener=recorder.events.append,
+        wall_clock=lambda: datetime.now(UTC),
+    )
+
+
+async def test_a_refused_worker_that_listens_again_is_retried_at_once() -> None:
+    recorder = Recorder()
+    connection = returning_connection(recorder, poll=0.2)
+    port = closed_port()
+    connection.configure(kubeconfig(port))
+    task = asyncio.create_task(connection.run())
+    try:
+        await wait_until(lambda: len(recorder.failures()) >= 1)
+        first = recorder.failures()[0][1]
+        assert first.failed_attempts == 1
+        assert f"connection refused by 127.0.0.1:{port}" in first.last_error
+        async with Listener(port):
+            back = time.monotonic()
+            await wait_until(lambda: len(recorder.failures()) >= 3, timeout=4.0)
+        (second_at, second), (third_at, third) = recorder.failures()[1:3]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert second_at - back < 2.0  # within a poll or two, not the 5 s backoff
+    assert second.failed_attempts == 1  # the schedule started over
+    assert "refused" not in second.last_error  # it listened, but is no apiserver
+    # Still failing right after its return (starting up): retried at the poll, not 5 s.
+    assert third_at - second_at < 2.0
+    assert third.failed_attempts == 2
+
+
+async def test_without_polling_a_refused_worker_waits_for_the_backoff() -> None:
+    recorder = Recorder()
+    connection = returning_connection(recorder, poll=None)
+    port = closed_port()
+    connection.configure(kubeconfig(port))
+    task = asyncio.create_task(connection.run())
+    try:
+        await wait_until(lambda: len(recorder.failures()) >= 1)
+        async with Listener(port):
+            await asyncio.sleep(1.5)
+            assert len(recorder.failures()) == 1
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pytest
 
 from core.engine.dispatch.capacity_snapshot import CapacitySnapshot, FlavorSnapshot, QueueSnapshot
+from core.engine.model import ResourceFlavor
 from core.engine.quantity import to_base_units
 from hub.multikueue.dispatch.capacity_dispatcher import CapacityAwareDispatcher
 from hub.multikueue.dispatch.capacity_view import QueueLookup
@@ -98,6 +100,8 @@ class Reports:
 
     snapshots: dict[str, CapacitySnapshot] = field(default_factory=dict)
     queues: dict[str, str] = field(default_factory=dict)
+    flavors: dict[str, dict[str, ResourceFlavor]] | None = None
+    """Per worker, its ResourceFlavors; None: they cannot be read."""
 
     def snapshot(self, cluster: str) -> CapacitySnapshot | None:
         return self.snapshots.get(cluster)
@@ -105,6 +109,14 @@ class Reports:
     async def cluster_queue(self, cluster: str, namespace: str, local_queue: str) -> QueueLookup:
         assert (namespace, local_queue) == ("ns", "lq")
         return QueueLookup(known=True, cluster_queue=self.queues.get(cluster))
+
+    async def flavor_specs(
+        self, cluster: str, names: tuple[str, ...]
+    ) -> Mapping[str, ResourceFlavor] | None:
+        if self.flavors is None:
+            return None
+        known = self.flavors.get(cluster, {})
+        return {name: known[name] for name in names if name in known}
 
 
 async def test_capacity_aware_nominates_only_the_worker_whose_report_fits() -> None:
@@ -162,4 +174,24 @@ async def test_a_disconnected_nominee_is_replaced_without_waiting() -> None:
     reports = Reports({"w2": report("w2", free_gpus=8)}, {"w2": "cq"})
     dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
     nomination = await dispatcher.nominate(request(down("w1"), up("w2"), nominated=("w1",), gpus=8))
+    assert nomination.names == ("w2",)
+
+
+async def test_a_flavor_whose_nodes_the_pods_do_not_select_does_not_fit() -> None:
+    """Both reports have room, but w1's flavor is the GPU pool and the pods ask for CPU nodes."""
+    local = local_workload(gpus=0)
+    template = local["spec"]["podSets"][0]["template"]
+    template["spec"]["nodeSelector"] = {"pool": "cpu"}
+    reports = Reports(
+        {"w1": report("w1", free_gpus=8), "w2": report("w2", free_gpus=8)},
+        {"w1": "cq", "w2": "cq"},
+        flavors={
+            "w1": {"gpu": ResourceFlavor(name="gpu", node_labels={"pool": "gpu"})},
+            "w2": {"gpu": ResourceFlavor(name="gpu", node_labels={"pool": "cpu"})},
+        },
+    )
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    nomination = await dispatcher.nominate(
+        DispatchRequest(key=KEY, local=local, workers=(up("w1"), up("w2")), nominated=(), now=NOW)
+    )
     assert nomination.names == ("w2",)

@@ -358,8 +358,10 @@ def test_a_placement_left_from_an_earlier_admission_is_forgotten() -> None:
     steps = plan_group(snapshot(local, RemoteSlot("w1", True, workload=evicted_copy)))
     assert kinds(steps) == [("RemoveRemote", "w1"), ("write", "ForgetPlacement"), ("Settled", None)]
     assert write_of(steps)(local) == {"clusterName": None, "nominatedClusterNames": None}
-    # While the placed worker is away it might still run the workload: wait.
-    assert plan_group(snapshot(local, RemoteSlot("w1", False, disconnected_since=T0))) == []
+    # While the placed worker is away it might still run the workload: wait (up to
+    # workerLostTimeout, see test_group_plan_after_restart).
+    away = RemoteSlot("w1", False, disconnected_since=NOW - 5)
+    assert plan_group(snapshot(local, away)) == [Requeue(TIMEOUT - 5)]
 
 
 def test_the_same_worker_admitting_again_keeps_the_placement() -> None:

@@ -43,8 +43,16 @@ def test_priority_only_drift_is_patched_anything_else_replaces() -> None:
     remote["spec"] = dict(remote["spec"], priority=5)
     assert spec_drift(local, remote) is SpecDrift.PRIORITY
     assert priority_patch(local) == {"spec": {"priorityClassRef": None, "priority": 10}}
-    remote["spec"] = dict(remote["spec"], active=False)
+    remote["spec"] = dict(remote["spec"], queueName="another")
     assert spec_drift(local, remote) is SpecDrift.OTHER
+
+
+def test_deactivating_the_manager_workload_is_not_drift() -> None:
+    """Deactivation reaches the copy through the eviction (DeactivationTarget), not a swap."""
+    local = local_workload(priority=10)
+    remote = remote_copy(local)
+    local["spec"] = dict(local["spec"], active=False)
+    assert spec_drift(local, remote) is SpecDrift.IN_SYNC
 
 
 def test_a_worker_defaulting_its_copy_differently_is_not_drift() -> None:

@@ -1,0 +1,1 @@
+"""MultiKueue dispatch benchmark: fleetq's hub against upstream Kueue's MultiKueue."""
