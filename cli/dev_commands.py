@@ -44,8 +44,22 @@ def register(commands: Any) -> None:
     status.add_argument("--name", default="dev", help="fleet name (default: dev)")
     status.set_defaults(handler=_status)
 
-    demo = sub.add_parser("demo", help="the `make demo` run: fleet up, GPU job, fleet down")
-    demo.add_argument("--keep", action="store_true", help="leave the demo fleet running")
+    demo = sub.add_parser(
+        "demo",
+        help="the `make demo` run: fleet, charts, hub and agents, jobs spreading, teardown",
+    )
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the fleet, the hub and the agents running (`make demo KEEP=1`)",
+    )
+    demo.add_argument(
+        "--short", action="store_true", help="a smaller, quicker job mix (used by the tests)"
+    )
+    demo.add_argument(
+        "--summary-file", type=Path, help="also write the summary as JSON to this file"
+    )
+    demo.add_argument("--name", default="demo", help="fleet name (default: demo)")
     demo.set_defaults(handler=_demo)
 
     down = sub.add_parser("down", help="stop every cluster and remove the fleet's state")
@@ -81,11 +95,27 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from devfleet.demo import run_demo
+    from devfleet.chart_install import ChartInstallError
+    from devfleet.demo import DemoOptions, run_demo
+    from devfleet.demo_join import DemoJoinError
+    from devfleet.multikueue_fleet import MultiKueueFleetError
 
+    options = DemoOptions(
+        keep=args.keep, short=args.short, summary_file=args.summary_file, fleet_name=args.name
+    )
     try:
-        return run_demo(keep=args.keep, say=_say)
-    except (FleetError, FleetSpecError, KwokctlError, ClusterNotReady) as exc:
+        return run_demo(options, say=_say)
+    except (
+        FleetError,
+        FleetSpecError,
+        KwokctlError,
+        ClusterNotReady,
+        ToolBuildError,
+        ChartInstallError,
+        DemoJoinError,
+        MultiKueueFleetError,
+        AssertionError,
+    ) as exc:
         console.print(f"[red]fleetq dev demo: {exc}[/red]", highlight=False)
         return 1
 

@@ -11,6 +11,13 @@ nothing but the credentials of the hub chart's ServiceAccount.
 3. The same identity is refused (403) outside its role: Secrets of other namespaces, any
    cluster-wide Secret list, deleting Jobs, reading nodes. The worker chart's identity may
    write its WorkerCapacity and read nodes, and reads no Secrets.
+4. The worker chart, installed the way the demo does it (devfleet.chart_install: replicas
+   0, a TokenRequest kubeconfig): `fleetq agent` runs with nothing but that identity and
+   does its whole job — takes its Lease in the release namespace, keeps its WorkerCapacity
+   report, admits a Workload dispatched the way the MultiKueue manager creates it and
+   unsuspends its Job, marks the report stopped on a clean exit — with no request refused;
+   and the identity is refused what the agent never needs (Secrets, MultiKueue objects,
+   creating ClusterQueues, deleting Jobs or nodes).
 
 The manager is shared with other tests, and with failurePolicy Fail an installed webhook
 nobody serves would block every Job: the release's webhooks are narrowed to objects and
@@ -42,6 +49,12 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+from devfleet.chart_install import (
+    helm_install,
+    helm_uninstall,
+    service_account_of,
+)
+from devfleet.chart_install import mint_identity as mint_chart_identity
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.toolchain import binary_path
 
@@ -543,3 +556,225 @@ def test_the_worker_chart_installs_and_its_identity_reports_capacity_but_reads_n
             assert as_agent.status("GET", "/apis/kueue.x-k8s.io/v1beta2/multikueueclusters") == 403
         finally:
             admin.delete(capacity)
+
+
+AGENT_START_TIMEOUT_SECONDS = 90.0
+ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
+PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
+
+
+@contextlib.contextmanager
+def agent_process(
+    kubeconfig: Path, namespace: str, cluster_name: str, log: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`fleetq agent` as the worker chart's pod would run it: its ServiceAccount's token,
+    POD_NAMESPACE of the release (where its Role allows the Lease), no --config."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env.update({"POD_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"})
+    command = [
+        sys.executable,
+        "-m",
+        "cli.main",
+        "agent",
+        f"--kubeconfig={kubeconfig}",
+        f"--cluster-name={cluster_name}",
+        f"--health-port={port}",
+        "--metrics-port=-1",
+        "--identity=chart-agent-test",
+    ]
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+    try:
+
+        def ready() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(
+                    f"fleetq agent exited {process.returncode}:\n{log.read_text()}"
+                )
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                    return bool(r.status == 200)
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                return False
+
+        eventually(ready, timeout=AGENT_START_TIMEOUT_SECONDS, what="the agent's /readyz")
+        yield process, port
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def dispatched_copies(namespace: str, queue: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Workload and its suspended Job as the MultiKueue manager writes them on a worker."""
+    job = queued_job("remote", namespace)
+    workload_name = "job-remote-chart1"
+    origin = {ORIGIN_LABEL: "chart-test-manager"}
+    job["metadata"]["labels"] = {QUEUE_LABEL: queue, PREBUILT_LABEL: workload_name, **origin}
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": workload_name, "namespace": namespace, "labels": origin},
+        "spec": {
+            "queueName": queue,
+            "podSets": [{"name": "main", "count": 1, "template": job["spec"]["template"]}],
+        },
+    }
+    return job, workload
+
+
+def _condition_of(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    for condition in (obj.get("status") or {}).get("conditions") or ():
+        if condition["type"] == kind:
+            return dict(condition)
+    return None
+
+
+def test_the_agent_does_its_whole_job_with_the_worker_charts_token_and_nothing_more(
+    kueue_crds: RunningFleet,
+    kube_rest: dict[str, Any],
+    namespace_factory: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    worker = kueue_crds.workers[-1]
+    admin = kube_rest[worker.name]
+    release_namespace = namespace_factory("chart-agentrun", clusters=(worker,))
+    work = namespace_factory("chart-agentwork", clusters=(worker,))
+    release = f"worker-{uuid.uuid4().hex[:6]}"
+    suffix = uuid.uuid4().hex[:6]
+    manifest = helm_install(
+        worker,
+        "fleetq-worker",
+        release,
+        release_namespace,
+        {"replicas": 0, "clusterName": f"chart-{suffix}"},
+        tmp_path / "values.yaml",
+    )
+    objects = kueue_objects(work, suffix)
+    job, workload = dispatched_copies(work, "main")
+    job_path = f"/apis/batch/v1/namespaces/{work}/jobs"
+    workload_path = f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{work}/workloads"
+    report_name = f"chart-{suffix}"
+    report_path = f"/apis/fleetq.dev/v1alpha1/workercapacities/{report_name}"
+    log = tmp_path / "agent.log"
+    try:
+        (deployment,) = [o for o in manifest if o["kind"] == "Deployment"]
+        assert deployment["spec"]["replicas"] == 0
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["FLEETQ_CLUSTER_NAME"] == report_name, "the pod would report as this worker"
+        identity = mint_chart_identity(
+            worker,
+            namespace=release_namespace,
+            service_account=service_account_of(manifest),
+            release=release,
+            path=tmp_path / "agent.kubeconfig",
+            lifetime_seconds=600,
+        )
+        kubeconfig = yaml.safe_load(identity.kubeconfig.read_text())
+        (user,) = kubeconfig["users"]
+        assert set(user["user"]) == {"token"}, "the agent must carry no other credential"
+        for obj in objects:
+            admin.request("POST", kueue_path(obj).rsplit("/", 1)[0], obj)
+
+        with agent_process(identity.kubeconfig, release_namespace, report_name, log) as (
+            process,
+            _,
+        ):
+            report = eventually(
+                lambda: _reporting(admin, report_path, "True"),
+                timeout=30,
+                what="the agent's WorkerCapacity report, Reporting=True",
+            )
+            assert report["spec"]["clusterName"] == report_name
+            lease = admin.get(
+                f"/apis/coordination.k8s.io/v1/namespaces/{release_namespace}/leases/"
+                "fleetq-agent.fleetq.dev"
+            )
+            assert lease["spec"]["holderIdentity"] == "chart-agent-test"
+
+            admin.request("POST", workload_path, workload)
+            admin.request("POST", job_path, job)
+            admitted = eventually(
+                lambda: _condition_of(
+                    admin.get(f"{workload_path}/{workload['metadata']['name']}"), "Admitted"
+                ),
+                timeout=ADMISSION_TIMEOUT_SECONDS,
+                what="the dispatched Workload admitted on the worker",
+            )
+            assert admitted["status"] == "True"
+            eventually(
+                lambda: admin.get(f"{job_path}/remote")["spec"]["suspend"] is False,
+                timeout=ADMISSION_TIMEOUT_SECONDS,
+                what="the dispatched Job unsuspended",
+            )
+            process.terminate()
+            assert process.wait(timeout=30) == 0, log.read_text()
+        stopped = _condition_of(admin.get(report_path), "Reporting")
+        assert stopped is not None and stopped["reason"] == "AgentStopped", stopped
+
+        refusals = [
+            line
+            for line in log.read_text().splitlines()
+            if ("HTTP 403" in line or "is forbidden" in line)
+            and "because it is being terminated" not in line
+        ]
+        assert refusals == [], "\n".join(refusals)
+
+        as_agent = token_rest_of(identity.kubeconfig)
+        assert as_agent.username() == identity.username
+        body = {"metadata": {"name": "fleetq-chart-test"}}
+        refused = {
+            "reading Secrets of its own namespace": (
+                "GET",
+                f"/api/v1/namespaces/{release_namespace}/secrets",
+            ),
+            "listing every Secret": ("GET", "/api/v1/secrets"),
+            "reading MultiKueue clusters": (
+                "GET",
+                "/apis/kueue.x-k8s.io/v1beta2/multikueueclusters",
+            ),
+            "creating a ClusterQueue": ("POST", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues"),
+            "deleting a Job": ("DELETE", f"{job_path}/remote"),
+            "deleting a node": ("DELETE", "/api/v1/nodes/any"),
+            "taking a Lease elsewhere": (
+                "POST",
+                f"/apis/coordination.k8s.io/v1/namespaces/{work}/leases",
+            ),
+        }
+        for what, (method, path) in refused.items():
+            assert as_agent.status(method, path, body if method == "POST" else None) == 403, what
+    finally:
+        admin.delete(f"{job_path}/remote")
+        for item in admin.get(workload_path)["items"]:
+            remove_without_finalizers(admin, f"{workload_path}/{item['metadata']['name']}")
+        for obj in reversed(objects):
+            remove_without_finalizers(admin, kueue_path(obj))
+        admin.delete(report_path)
+        helm_uninstall(worker, release, release_namespace)
+
+
+def token_rest_of(kubeconfig: Path) -> TokenRest:
+    """A REST client with exactly the server, CA and token of an identity kubeconfig."""
+    document = yaml.safe_load(kubeconfig.read_text())
+    cluster = document["clusters"][0]["cluster"]
+    ca_pem = base64.b64decode(cluster["certificate-authority-data"])
+    return TokenRest(cluster["server"], ca_pem, document["users"][0]["user"]["token"])
+
+
+def _reporting(admin: Any, path: str, status: str) -> dict[str, Any] | None:
+    try:
+        report: dict[str, Any] = admin.get(path)
+    except admin.Error as error:
+        if error.status == 404:
+            return None
+        raise
+    condition = _condition_of(report, "Reporting")
+    return report if condition and condition["status"] == status else None

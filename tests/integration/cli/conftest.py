@@ -59,6 +59,10 @@ class Scene:
     suffix: str
     cleanup: list[tuple[str, str]] = field(default_factory=list)
     """(cluster, path) to delete afterwards."""
+    worker_member: str = ""
+    """The fleet member playing the worker (default: worker 1). Tests whose pods must stay
+    exactly as written pick the manager: no kwok or scheduler ever runs there, while the
+    session's workers are full clusters when e2e tests share the session."""
 
     condition = staticmethod(condition)
     stamp = staticmethod(stamp)
@@ -69,7 +73,7 @@ class Scene:
 
     @property
     def worker_cluster(self) -> str:
-        return self.fleet.workers[0].name
+        return self.worker_member or self.fleet.workers[0].name
 
     def name(self, base: str) -> str:
         return f"{base}-{self.suffix}"
@@ -223,11 +227,11 @@ class Scene:
     def worker(
         self, name: str, *, reachable: bool = True, active: bool = True, powerless: bool = False
     ) -> None:
-        """A MultiKueueCluster + kubeconfig Secret; reachable ones point at worker 1.
+        """A MultiKueueCluster + kubeconfig Secret; reachable ones point at the worker.
 
         `powerless`: the kubeconfig holds the token of a ServiceAccount with no RBAC at all.
         """
-        access = self.fleet.workers[0]
+        access = self.fleet.cluster(self.worker_cluster)
         document = yaml.safe_load(access.kubeconfig.read_text())
         if not reachable:
             for entry in document["clusters"]:

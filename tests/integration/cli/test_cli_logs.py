@@ -1,8 +1,10 @@
 """`fleetq logs JOB`: from the manager's Workload to the worker's pods, through its apiserver.
 
-The worker is the lite fleet's worker 1, reached through a kubeconfig Secret as the hub
-reaches it. Its pods sit on a Node whose kubelet endpoint is the test's fake kubelet, so the
-worker apiserver really proxies `pods/log` there and the CLI prints what came back.
+The "worker" is a fleet member reached through a kubeconfig Secret as the hub reaches it:
+the manager's own apiserver, the one member where no kwok or scheduler ever touches the
+Nodes and Pods the test writes. Its pods sit on a Node whose kubelet endpoint is the test's
+fake kubelet, so the apiserver really proxies `pods/log` there and the CLI prints what came
+back.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from typing import Any
 import pytest
 
 from cli.main import main
+
+
+@pytest.fixture(autouse=True)
+def _pods_stay_as_written(scene: Any) -> None:
+    scene.worker_member = scene.fleet.manager.name
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

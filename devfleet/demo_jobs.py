@@ -1,0 +1,139 @@
+"""The jobs `make demo` submits: a mix of GPU and CPU work, two teams, three priorities.
+
+The mix is chosen so the story shows in a minute or two: the first GPU job fills worker-1's
+GPUs, the next one goes to worker-2 (the hub places by the workers' capacity reports), CPU
+jobs go to worker-2's CPU nodes, and later GPU jobs wait on the manager until GPUs free up,
+the high-priority one ahead of an older low-priority one.
+
+Jobs are created as the hub's webhook would leave them (suspended, `managedBy` MultiKueue):
+the demo runs the hub without webhooks (see devfleet/chart_install.py for why).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from devfleet.sample_jobs import gpu_job
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+MULTIKUEUE_MANAGED_BY = "kueue.x-k8s.io/multikueue"
+DEMO_LABEL = "fleetq.dev/demo"
+POOL_LABEL = "fleetq.dev/node-pool"
+LOCAL_QUEUE = "user-queue"
+"""The LocalQueue name clusters.example.yaml mirrors onto the workers."""
+NAMESPACES = ("team-a", "team-b")
+
+
+class JobKind(StrEnum):
+    GPU = "gpu"
+    CPU = "cpu"
+
+
+PRIORITIES: dict[str, int] = {"high": 1000, "normal": 500, "low": 100}
+"""WorkloadPriorityClass name → value (created on the manager and every worker)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DemoJob:
+    """One job of the mix and when to submit it (seconds after the first)."""
+
+    name: str
+    namespace: str
+    kind: JobKind
+    pods: int
+    per_pod: int
+    """GPUs per pod for GPU jobs, CPUs per pod for CPU jobs."""
+    priority: str
+    run_seconds: float
+    submit_at: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def shape(self) -> str:
+        unit = "GPU" if self.kind is JobKind.GPU else "CPU"
+        return f"{self.pods}x{self.per_pod} {unit}"
+
+
+def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
+    """The full mix (about a minute of work) or the short one the test runs."""
+    scale = 0.3 if short else 1.0
+
+    def job(
+        name: str,
+        namespace: str,
+        kind: JobKind,
+        pods: int,
+        per_pod: int,
+        priority: str,
+        run_seconds: float,
+        submit_at: float,
+    ) -> DemoJob:
+        run = max(4.0, round(run_seconds * scale))
+        return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at)
+
+    first_wave = (
+        # 32 GPUs: all of worker-1's H100s.
+        job("pretrain-llm", "team-a", JobKind.GPU, 4, 8, "normal", 30, 0),
+        # More than 32 CPUs: worker-1 keeps its CPUs for GPU jobs, so only worker-2 fits.
+        job("etl-nightly", "team-b", JobKind.CPU, 8, 8, "low", 15, 1),
+        # 16 GPUs, submitted once worker-1 reports its GPUs taken: worker-2's A100s.
+        job("finetune-vision", "team-b", JobKind.GPU, 2, 8, "normal", 20, 5),
+        # No GPU quota left on the manager: both wait; high priority goes first.
+        job("eval-sweep", "team-a", JobKind.GPU, 1, 4, "low", 15, 7),
+        job("rl-policy", "team-b", JobKind.GPU, 2, 4, "high", 15, 8),
+    )
+    if short:
+        return first_wave
+    return (
+        *first_wave,
+        job("preprocess", "team-a", JobKind.CPU, 6, 8, "normal", 10, 9),
+        job("embed-corpus", "team-a", JobKind.GPU, 1, 2, "normal", 10, 10),
+        job("batch-infer", "team-b", JobKind.GPU, 1, 8, "low", 15, 11),
+    )
+
+
+def job_manifest(job: DemoJob) -> dict[str, Any]:
+    """The batch/v1 Job for `job`, labelled for its LocalQueue and priority class."""
+    gpus = job.per_pod if job.kind is JobKind.GPU else 0
+    manifest = gpu_job(
+        job.name,
+        gpus_per_pod=gpus,
+        pods=job.pods,
+        run_seconds=job.run_seconds,
+        node_selector={POOL_LABEL: job.kind.value},
+    )
+    if job.kind is JobKind.CPU:
+        (container,) = manifest["spec"]["template"]["spec"]["containers"]
+        container["resources"]["requests"] = {"cpu": str(job.per_pod), "memory": "4Gi"}
+    manifest["metadata"].update(
+        {
+            "namespace": job.namespace,
+            "labels": {
+                QUEUE_LABEL: LOCAL_QUEUE,
+                PRIORITY_CLASS_LABEL: job.priority,
+                DEMO_LABEL: "true",
+            },
+        }
+    )
+    manifest["spec"]["suspend"] = True
+    manifest["spec"]["managedBy"] = MULTIKUEUE_MANAGED_BY
+    return manifest
+
+
+def priority_class_manifests() -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "description": f"demo priority {name}",
+        }
+        for name, value in PRIORITIES.items()
+    ]
