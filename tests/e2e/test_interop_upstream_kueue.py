@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 # `bench/` holds scripts, not an installed package: make the repository root importable
 # (as tests/unit/bench/conftest.py does) for the shared MultiKueue set-up code.
@@ -124,9 +125,49 @@ class Cluster:
                 return None
             raise
 
+    def watch_completed_job(self, name: str) -> JobCompletionWatch:
+        """Start recording Job `name` reaching Complete (before it exists)."""
+        return JobCompletionWatch(self.batch, self.namespace, name)
+
     def delete_namespace(self) -> None:
         with contextlib.suppress(client.ApiException):
             client.CoreV1Api(self._api).delete_namespace(self.namespace)
+
+
+class JobCompletionWatch:
+    """Watches one namespace's Jobs in a thread and keeps the first `name` seen Complete.
+
+    A finished remote copy is removed by its manager within milliseconds, so polling can
+    miss the moment it was Complete on the worker; a watch sees every change.
+    """
+
+    def __init__(self, batch: Any, namespace: str, name: str) -> None:
+        self.completed: Any | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(batch, namespace, name), daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, batch: Any, namespace: str, name: str) -> None:
+        while not self._stop.is_set() and self.completed is None:
+            stream = watch.Watch()
+            try:
+                for event in stream.stream(batch.list_namespaced_job, namespace, timeout_seconds=5):
+                    job = event["object"]
+                    if job.metadata.name == name and _job_condition(job, "Complete"):
+                        self.completed = job
+                        return
+                    if self._stop.is_set():
+                        return
+            except (client.ApiException, OSError):
+                time.sleep(0.2)
+            finally:
+                stream.stop()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
 
 
 def _condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -163,23 +204,28 @@ def _run_a_job_through(
     """Submit one Job on the manager; follow it to the worker and back; return the
     manager's finished Workload and the worker's completed Job."""
     job = setup.job("interop", annotations={RUN_DURATION_ANNOTATION: "3s"})
-    manager.batch.create_namespaced_job(setup.namespace, job)
+    completion = worker.watch_completed_job("interop")
+    try:
+        manager.batch.create_namespaced_job(setup.namespace, job)
 
-    remote = _until(lambda: worker.job("interop"), "the Job copied to the worker")
-    assert remote.metadata.labels.get(ORIGIN_LABEL), remote.metadata.labels
-    assert remote.spec.managed_by is None, "the worker's copy must be left to its own Kueue"
-    _until(
-        lambda: (j := worker.job("interop")) is not None and j.spec.suspend is False,
-        "the worker's Kueue to unsuspend the Job",
-    )
-    done = _until(
-        lambda: _completed_job(worker, "interop"),
-        "the Job's pod to run and complete on the worker",
-        timeout=120,
-    )
-    remote_workload = _until(lambda: _only_workload(worker), "the remote Workload")
-    admission = (remote_workload.get("status") or {}).get("admission") or {}
-    assert admission.get("clusterQueue") == setup.cluster_queue, remote_workload.get("status")
+        remote = _until(lambda: worker.job("interop"), "the Job copied to the worker")
+        assert remote.metadata.labels.get(ORIGIN_LABEL), remote.metadata.labels
+        assert remote.spec.managed_by is None, "the worker's copy must be left to its own Kueue"
+        remote_workload = _until(
+            lambda: (w := _only_workload(worker)) and _condition(w, "Admitted") and w,
+            "the remote Workload admitted by the worker",
+        )
+        admission = (remote_workload.get("status") or {}).get("admission") or {}
+        assert admission.get("clusterQueue") == setup.cluster_queue, remote_workload.get("status")
+        done = _until(
+            lambda: completion.completed,
+            "the Job's pod to run and complete on the worker",
+            timeout=120,
+        )
+    finally:
+        completion.stop()
+    assert done.spec.suspend is False
+    assert (done.status.succeeded or 0) == 1
 
     finished = _until(lambda: _finished_workload(manager), "the manager's Workload Finished")
     assert (finished.get("status") or {}).get("clusterName") == setup.cluster_name(worker_name)
