@@ -66,6 +66,8 @@ class LegSettings:
     """Seconds after a phase before its write window closes (late clean-up writes)."""
     workdir: Path
     nodes_per_worker: int = 4
+    log_level: str = "warning"
+    """Log level of fleetq's hub and agents."""
 
 
 def bench_spec(workers: int, nodes: int) -> FleetSpec:
@@ -77,8 +79,13 @@ def bench_spec(workers: int, nodes: int) -> FleetSpec:
     )
 
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
 def mark_nodes_ready(member: ClusterAccess, spec: ClusterSpec) -> None:
-    """Create the worker's nodes and mark them Ready (nothing on a lite cluster would)."""
+    """Create the worker's nodes and mark them Ready, without the not-ready taint (nothing
+    on a lite cluster would lift it; an agent rightly counts a tainted node as unusable, and
+    the capacity-aware dispatcher then falls back to trying workers in turn)."""
     from kubernetes import client
 
     install_nodes(member, spec)
@@ -94,6 +101,12 @@ def mark_nodes_ready(member: ClusterAccess, spec: ClusterSpec) -> None:
         core = client.CoreV1Api(api_client)
         for node in core.list_node().items:
             core.patch_node_status(node.metadata.name, {"status": {"conditions": [ready]}})
+            taints = [
+                {"key": t.key, "value": t.value, "effect": t.effect}
+                for t in node.spec.taints or ()
+                if t.key != NOT_READY_TAINT
+            ]
+            core.patch_node(node.metadata.name, {"spec": {"taints": taints or None}})
 
 
 def wait_check_active(kubeconfig: Path, name: str, timeout: float = 90.0) -> float:
@@ -129,14 +142,23 @@ def _start_fleetq(
     for worker in fleet.workers:
         install_crd_files(worker.kubeconfig, WORKER_CRDS)
         agent = start_agent(
-            worker.kubeconfig, settings.workdir, worker.name, qps=settings.qps, burst=settings.burst
+            worker.kubeconfig,
+            settings.workdir,
+            worker.name,
+            qps=settings.qps,
+            burst=settings.burst,
+            log_level=settings.log_level,
         )
         stack.callback(agent.process.stop)
         agents.append(agent)
     for agent in agents:
         wait_ready(agent)
     hub = start_hub(
-        fleet.manager.kubeconfig, settings.workdir, qps=settings.qps, burst=settings.burst
+        fleet.manager.kubeconfig,
+        settings.workdir,
+        qps=settings.qps,
+        burst=settings.burst,
+        log_level=settings.log_level,
     )
     stack.callback(hub.process.stop)
     wait_ready(hub)

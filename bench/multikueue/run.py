@@ -68,6 +68,18 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--settle", type=float, default=5.0, help="seconds of late writes counted after a phase"
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="log level of fleetq's hub and agents (warning); their logs are kept only "
+        "with --workdir",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the processes' logs and configurations here (default: a temporary folder)",
+    )
     return parser.parse_args(argv)
 
 
@@ -144,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     legs: dict[str, dict[str, Any]] = {}
     try:
-        with tempfile.TemporaryDirectory(prefix="mkbench-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="mkbench-") as temporary:
+            scratch = args.workdir or Path(temporary)
             for kind in kinds:
                 print(f"== {kind}: {args.workers} workers, phases {[p.name for p in phases]}")
                 settings = LegSettings(
@@ -154,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                     burst=args.burst,
                     timeout=args.timeout,
                     settle=args.settle,
-                    workdir=Path(scratch) / kind.value,
+                    workdir=scratch / kind.value,
+                    log_level=args.log_level,
                 )
                 legs[kind.value] = run_leg(kind, settings)
     finally:

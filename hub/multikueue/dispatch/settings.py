@@ -38,8 +38,10 @@ class DispatchSettings:
     """Wait before copying a remote Job's status again while the local Job is suspended."""
     local_queue_ttl_seconds: float = 30.0
     """How long a worker's LocalQueue → ClusterQueue answer is reused."""
-    workers: int = 4
-    """Workloads reconciled at the same time."""
+    workers: int = 32
+    """Workloads reconciled at the same time. A pass mostly waits on round trips (a status
+    write on the manager, a create on a worker), so this bounds dispatch throughput at
+    about workers / round-trip time: 4 held 50 jobs/s to ~15/s with seconds of queueing."""
     frameworks: tuple[str, ...] = ("batch/job",)
 
     @classmethod
