@@ -62,9 +62,15 @@ def test_a_stream_of_jobs_completes_with_one_remote_admission_each(
         elapsed = time.monotonic() - started
         print(f"{JOBS} jobs: submitted in {submitted:.1f}s, all finished after {elapsed:.1f}s")
 
-        jobs = manager.jobs()
+        def all_succeeded() -> list[dict[str, Any]] | None:
+            # Each Job's final status is copied from its worker just before its Workload is
+            # finished; allow the last copies a moment to be seen.
+            jobs = manager.jobs()
+            succeeded = [j for j in jobs if (j.get("status") or {}).get("succeeded") == 1]
+            return jobs if len(succeeded) == JOBS else None
+
+        jobs = until(all_succeeded, f"all {JOBS} manager Jobs succeeded", timeout=30)
         assert len(jobs) == JOBS
-        assert all((job.get("status") or {}).get("succeeded") == 1 for job in jobs)
         per_workload = {
             w["metadata"]["name"]: (
                 remote.copies(w["metadata"]["name"]),

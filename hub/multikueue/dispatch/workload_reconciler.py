@@ -499,8 +499,14 @@ class WorkloadReconciler:
             # Never mark the workload placed where its job cannot run; never touch the
             # worker's own job either. Retried with backoff (as upstream) until it is gone.
             raise RetryNeeded(f"a job named {owner.name} on {step.cluster} is not ours")
-        if outcome is JobSyncOutcome.LOCAL_SUSPENDED and not step.final:
-            self.queue.add_after(snapshot.key, self.settings.local_suspended_retry_seconds)
+        if outcome is JobSyncOutcome.LOCAL_SUSPENDED:
+            if step.final and true_condition(snapshot.local, Cond.ADMITTED) is not None:
+                # The remote Job finished before the manager's Job controller started the
+                # admitted local Job. Finishing now would remove the remote copy and lose
+                # the Job's outcome for good: wait until the local Job runs, copy, finish.
+                raise RetryNeeded("the final Job status waits for the local Job to start")
+            if not step.final:
+                self.queue.add_after(snapshot.key, self.settings.local_suspended_retry_seconds)
 
     async def _dispatch(self, snapshot: GroupSnapshot) -> None:
         check = find_check(snapshot.local, snapshot.check)
