@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import os
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,7 +88,6 @@ def run_agent(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     from core.kube.client import KubeClient
     from core.kube.cluster_config import ClusterConfigError, load_cluster_config
-    from hub.app import HubStopped
     from hub.runtime.hub_webhooks import UrlRegistration
     from worker_agent.agent import Agent, AgentOptions
 
@@ -125,18 +123,6 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             ),
         ),
     )
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    assert task is not None
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    try:
-        await agent.run()
-    except asyncio.CancelledError:
-        return 0
-    except HubStopped as error:
-        print(f"fleetq agent: {error}", file=sys.stderr)
-        return 1
-    finally:
-        await client.close()
-    return 0
+    from cli.process_start import run_until_signalled
+
+    return await run_until_signalled("fleetq agent", agent.run, client)

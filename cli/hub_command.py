@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,7 +110,7 @@ def run_hub(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     from core.kube.client import KubeClient
     from core.kube.cluster_config import ClusterConfigError, load_cluster_config
-    from hub.app import Hub, HubOptions, HubStopped
+    from hub.app import Hub, HubOptions
     from hub.runtime.hub_webhooks import UrlRegistration
 
     try:
@@ -142,21 +141,9 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             ),
         ),
     )
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    assert task is not None
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    try:
-        await hub.run()
-    except asyncio.CancelledError:
-        return 0
-    except HubStopped as error:
-        print(f"fleetq hub: {error}", file=sys.stderr)
-        return 1
-    finally:
-        await client.close()
-    return 0
+    from cli.process_start import run_until_signalled
+
+    return await run_until_signalled("fleetq hub", hub.run, client)
 
 
 def _visibility_certificate(args: argparse.Namespace, namespace: str) -> Any:

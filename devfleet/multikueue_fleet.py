@@ -35,7 +35,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -47,6 +46,7 @@ import yaml
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.ports import allocate_ports
+from devfleet.process_readiness import http_status
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -188,10 +188,7 @@ class FleetProcess:
             raise MultiKueueFleetError(
                 f"{self.label} exited with {self.process.returncode}:\n{self.log_tail()}"
             )
-        url = f"http://127.0.0.1:{self.health_port}/readyz"
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as reply:
-            return bool(reply.status == 200)
-        return False
+        return http_status(f"http://127.0.0.1:{self.health_port}/readyz") == 200
 
     def stop(self, timeout: float = 20.0) -> int | None:
         """SIGTERM, then SIGKILL after `timeout`; the exit code (None if it had to be killed)."""

@@ -28,8 +28,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any
 import yaml
 
 from devfleet.ports import allocate_ports
+from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import KUEUE_VERSION, binary_path
 
 UPSTREAM_MODULE = Path.home() / "go" / "pkg" / "mod" / "sigs.k8s.io" / f"kueue@{KUEUE_VERSION}"
@@ -183,16 +182,6 @@ def _private_mount_wrapper(cert_dir: Path) -> list[str]:
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(cert_dir)]
 
 
-def _http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except (urllib.error.URLError, OSError):
-        return 0
-
-
 class UpstreamKueue:
     """One upstream Kueue manager process against one cluster; a context manager.
 
@@ -267,23 +256,17 @@ class UpstreamKueue:
 
     def wait_ready(self, timeout: float = 120.0) -> float:
         """Seconds until /readyz answered 200; UpstreamKueueError if it exits or times out."""
-        started = time.monotonic()
-        while True:
-            assert self._process is not None, "start() first"
-            code = self._process.poll()
-            if code is not None:
-                raise UpstreamKueueError(
-                    f"upstream Kueue exited ({code}) before it was ready; "
-                    f"log {self.log_path}:\n{self.log_tail()}"
-                )
-            if _http_status(self.ready_url) == 200:
-                return time.monotonic() - started
-            if time.monotonic() - started > timeout:
-                raise UpstreamKueueError(
-                    f"upstream Kueue not ready after {timeout:.0f}s; "
-                    f"log {self.log_path}:\n{self.log_tail()}"
-                )
-            time.sleep(0.3)
+        process = self._process
+        assert process is not None, "start() first"
+        return wait_until_ready(
+            "upstream Kueue",
+            self.ready_url,
+            exit_code=process.poll,
+            log_excerpt=lambda: f"log {self.log_path}:\n{self.log_tail()}",
+            error=UpstreamKueueError,
+            timeout=timeout,
+            interval=0.3,
+        )
 
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None

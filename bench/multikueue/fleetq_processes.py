@@ -9,9 +9,6 @@ their CPU time and peak memory the same way it reads upstream Kueue's.
 from __future__ import annotations
 
 import os
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import yaml
 from bench.scheduler.managers import fleetq_executable
 from bench.scheduler.measured_process import MeasuredProcess
 from devfleet.ports import allocate_ports
+from devfleet.process_readiness import wait_until_ready
 
 CAPACITY_AWARE = "fleetq.dev/capacity-aware"
 
@@ -139,31 +137,18 @@ def start_agent(
     )
 
 
-def http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=2.0) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except (urllib.error.URLError, OSError):
-        return 0
-
-
 def wait_ready(started: FleetqProcess, timeout: float = 90.0) -> float:
     """Seconds until the process answered its readiness URL with 200."""
-    began = time.monotonic()
-    while True:
+
+    def exit_code() -> int | None:
         usage = started.process.poll()
-        if usage is not None:
-            raise FleetqStartError(
-                f"{started.role} exited ({usage.exit_code}) before it was ready; "
-                f"log {started.process.log_path}:\n{started.process.log_tail()}"
-            )
-        if http_status(started.ready_url) == 200:
-            return time.monotonic() - began
-        if time.monotonic() - began > timeout:
-            raise FleetqStartError(
-                f"{started.role} not ready after {timeout:.0f}s; "
-                f"log {started.process.log_path}:\n{started.process.log_tail()}"
-            )
-        time.sleep(0.25)
+        return None if usage is None else usage.exit_code
+
+    return wait_until_ready(
+        started.role,
+        started.ready_url,
+        exit_code=exit_code,
+        log_excerpt=lambda: f"log {started.process.log_path}:\n{started.process.log_tail()}",
+        error=FleetqStartError,
+        timeout=timeout,
+    )

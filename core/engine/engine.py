@@ -384,12 +384,11 @@ class Engine:
         self._life.charge(ws, cq)
         if ws.is_admitted:
             self._life.adopt_admitted(ws)
-        elif not ws.is_evicted and ws.all_checks_ready() and ws.sync_admitted(self._state.now()):
+        elif not ws.is_evicted:
             # Reserved with every check Ready but not Admitted: the last writer died between
             # the checks' Ready and its own Admitted write. Admit now, or it would hold its
             # quota for ever (nothing else changes for it).
-            self._state.dirty.add(ws.key)
-            self._life.adopt_admitted(ws)
+            self._life.admit_if_ready(ws)
 
     def update_workload(self, workload: Workload) -> StatusChanges:
         state = self._state

@@ -146,11 +146,19 @@ class Lifecycle:
         ws.reset_active_condition(EVICTED, QuotaReservedReason.QUOTA_RESERVED.value, now)
         ws.reset_active_condition(PREEMPTED, QuotaReservedReason.QUOTA_RESERVED.value, now)
         self._sync_checks(ws, cq)
-        if ws.sync_admitted(now) and ws.is_admitted:
-            self._on_admitted(ws)
+        self.admit_if_ready(ws)
         if cq.queue.sticky == ws.key:
             cq.queue.sticky = None
         state.dirty.add(ws.key)
+
+    def admit_if_ready(self, ws: WorkloadState) -> None:
+        """Admitted follows quota reservation and the checks (upstream's
+        SyncAdmittedCondition); a workload that just became admitted starts its timers."""
+        was_admitted = ws.is_admitted
+        if ws.sync_admitted(self.state.now()):
+            self.state.dirty.add(ws.key)
+            if ws.is_admitted and not was_admitted:
+                self._on_admitted(ws)
 
     def _sync_checks(self, ws: WorkloadState, cq: ClusterQueueState) -> None:
         now = self.state.now()
@@ -441,9 +449,7 @@ class Lifecycle:
                 ws, EvictedReason.ADMISSION_CHECK.value, "At least one admission check is false"
             )
             return
-        was_admitted = ws.is_admitted
-        if ws.sync_admitted(now) and ws.is_admitted and not was_admitted:
-            self._on_admitted(ws)
+        self.admit_if_ready(ws)
 
     # ------------------------------------------------------------ dynamic reclaim
     def set_reclaimable(self, ws: WorkloadState, reclaimable: Mapping[str, int]) -> None:

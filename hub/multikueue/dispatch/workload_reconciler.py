@@ -191,9 +191,13 @@ class WorkloadReconciler:
             self._owned_by_job.setdefault(make_key(namespace_of(workload), owner.name), set()).add(
                 key
             )
+        # Waiting for a worker to be chosen: a new capacity report may change the choice.
+        # Once nominated, only the nomination's own timeout moves it on, so capacity
+        # reports (every few seconds from every worker) need not re-queue it.
         waiting = (
             any(c.state is CheckState.PENDING for c in checks)
             and cluster_name(workload) is None
+            and not (workload.get("status") or {}).get("nominatedClusterNames")
             and has_quota_reservation(workload)
             and not is_finished(workload)
         )
