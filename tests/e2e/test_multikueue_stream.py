@@ -62,14 +62,10 @@ def test_a_stream_of_jobs_completes_with_one_remote_admission_each(
         elapsed = time.monotonic() - started
         print(f"{JOBS} jobs: submitted in {submitted:.1f}s, all finished after {elapsed:.1f}s")
 
-        # Known defect (open in issue 5): under a loaded CI run a few manager Jobs keep no
-        # `succeeded` count although their Workloads finished Succeeded — the final status
-        # copy from the worker is lost in some interleaving not yet found. Counted and
-        # printed here, not asserted, until it is fixed.
         jobs = manager.jobs()
         assert len(jobs) == JOBS
-        copied = sum(1 for j in jobs if (j.get("status") or {}).get("succeeded") == 1)
-        print(f"final Job status copied back for {copied}/{JOBS} manager Jobs")
+        # Each Job's final status was copied from its worker before its Workload finished.
+        assert all((job.get("status") or {}).get("succeeded") == 1 for job in jobs)
         assert all(
             (condition_of(w, "Finished") or {}).get("reason") == "Succeeded" for w in workloads
         )

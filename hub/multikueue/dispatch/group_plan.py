@@ -63,8 +63,11 @@ from hub.multikueue.dispatch.workload_facts import (
     others_ready,
     true_condition,
 )
+from integrations.batch_job.status import job_finished
 
 ADMITTING_REMOTE_LOST = "Admitting remote lost"
+FINAL_JOB_STATUS_GRACE_SECONDS = 30.0
+"""How long a finished remote Workload waits for its Job's final status to be seen."""
 EVICTED_ON_MANAGER_DEACTIVATION = (
     f"{WorkloadReason.DEACTIVATED.value}DueTo{WorkloadReason.EVICTED_ON_MANAGER_CLUSTER.value}"
 )
@@ -372,6 +375,15 @@ def _winner(
     return _earliest(with_job or admitted, Cond.ADMITTED, prefer=None)
 
 
+def may_await_final_status(snapshot: GroupSnapshot, slot: RemoteSlot) -> bool:
+    """Whether finishing may still wait for the remote Job's final status to be copied:
+    for FINAL_JOB_STATUS_GRACE_SECONDS after the copy finished (a Job that never shows
+    one, or a local Job that never starts, must not hold the Workload forever)."""
+    finished = None if slot.workload is None else true_condition(slot.workload, Cond.FINISHED)
+    since = snapshot.now if finished is None or finished.since is None else finished.since
+    return snapshot.now < since + FINAL_JOB_STATUS_GRACE_SECONDS
+
+
 def _finish(snapshot: GroupSnapshot, check: CheckFact, slot: RemoteSlot) -> list[Step]:
     assert slot.workload is not None
     fact = true_condition(slot.workload, Cond.FINISHED)
@@ -386,6 +398,15 @@ def _finish(snapshot: GroupSnapshot, check: CheckFact, slot: RemoteSlot) -> list
             from_states=(CheckState.PENDING, CheckState.READY),
         )
         return [RemoveRemote(slot.cluster, "it finished out of sync"), WriteStatus(retry)]
+    if (
+        slot.job is not None
+        and job_finished(slot.job) is None
+        and may_await_final_status(snapshot, slot)
+    ):
+        # The remote Workload and Job come through separate watches: the Workload's Finished
+        # can arrive before the Job's final status. Finishing now would copy a running
+        # status and then remove the copy, losing the Job's outcome; wait for it.
+        return [RetryLater(f'the Job on "{slot.cluster}" has not shown its final status')]
     finish = Finish(fact.reason, fact.message, snapshot.now_text)
     return [SyncJob(slot.cluster, final=True), WriteStatus(finish)]
 

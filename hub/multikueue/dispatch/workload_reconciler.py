@@ -63,6 +63,7 @@ from hub.multikueue.dispatch.group_plan import (
     Step,
     SyncJob,
     WriteStatus,
+    may_await_final_status,
     plan_group,
     plan_nomination,
 )
@@ -504,10 +505,11 @@ class WorkloadReconciler:
             # worker's own job either. Retried with backoff (as upstream) until it is gone.
             raise RetryNeeded(f"a job named {owner.name} on {step.cluster} is not ours")
         if outcome is JobSyncOutcome.LOCAL_SUSPENDED:
-            if step.final and true_condition(snapshot.local, Cond.ADMITTED) is not None:
-                # The remote Job finished before the manager's Job controller started the
-                # admitted local Job. Finishing now would remove the remote copy and lose
-                # the Job's outcome for good: wait until the local Job runs, copy, finish.
+            if step.final and may_await_final_status(snapshot, slot):
+                # The remote Job finished before the manager's Job controller started (or
+                # before this cache saw it start) the local Job. Finishing now would remove
+                # the remote copy and lose the Job's outcome: wait until the local Job runs,
+                # copy, then finish. Bounded, for a local Job that never starts.
                 raise RetryNeeded("the final Job status waits for the local Job to start")
             if not step.final:
                 self.queue.add_after(snapshot.key, self.settings.local_suspended_retry_seconds)

@@ -376,3 +376,34 @@ def test_a_workload_being_evicted_on_the_manager_is_not_dispatched() -> None:
     local = local_workload(conditions=[condition("Evicted", reason="Preempted")])
     assert plan_group(snapshot(local, RemoteSlot("w1", True))) == []
     assert Nominate(CHECK, ("w1",))(local) is None
+
+
+def _remote_job(*conditions: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": "a"}, "status": {"conditions": list(conditions)}}
+
+
+def test_a_finished_copy_waits_for_its_jobs_final_status_before_finishing() -> None:
+    """The Workload's Finished may arrive before the Job's final status (two watches):
+    finishing then would copy a running status and remove the copy for good."""
+    local = local_workload(check_state="Ready", cluster="w1")
+    finished = condition("Finished", reason="Succeeded", at=NOW - 1)
+    copy = remote_copy(local, admitted_at=T0, conditions=[finished])
+    running = RemoteSlot("w1", True, workload=copy, job=_remote_job())
+    assert kinds(plan_group(snapshot(local, running))) == [("RetryLater", None)]
+
+    complete = RemoteSlot(
+        "w1", True, workload=copy, job=_remote_job(condition("Complete", reason="Done"))
+    )
+    assert kinds(plan_group(snapshot(local, complete))) == [
+        ("SyncJob", ("w1", True)),
+        ("write", "Finish"),
+    ]
+
+    # Bounded: a Job that never shows a final status does not hold the Workload forever.
+    stale_finished = condition("Finished", reason="Succeeded", at=NOW - 60)
+    stale = remote_copy(local, admitted_at=T0, conditions=[stale_finished])
+    late = RemoteSlot("w1", True, workload=stale, job=_remote_job())
+    assert kinds(plan_group(snapshot(local, late))) == [
+        ("SyncJob", ("w1", True)),
+        ("write", "Finish"),
+    ]
