@@ -1,0 +1,567 @@
+"""The MultiKueue dispatch harness: the hub's dispatch on the lite fleet, the test playing
+the manager's engine and the workers' Kueue.
+
+`Fleet` runs the hub's `MultiKueueConnections` and `MultiKueueDispatch` in-process
+against the manager, with a test namespace standing in for the hub namespace (its Secrets
+hold the workers' kubeconfigs) and an origin of its own, so nothing another test left on
+a worker is ever ours. No engine runs: the test plays it (a manager Workload owned by a
+suspended MultiKueue Job, with QuotaReserved and the check Pending written by hand) and
+plays each worker's Kueue by writing the copies' statuses, as upstream's integration
+tests do. Cluster-scoped objects get unique names and are deleted after each test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import dataclasses
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import yaml
+from prometheus_client import CollectorRegistry
+
+from core.api.registry import kind_info
+from core.kube.client import KubeClient
+from core.kube.errors import AlreadyExists, NotFound
+from core.kube.resources import JOBS, SECRETS, ResourceRef
+from devfleet.cluster_access import ClusterAccess, RunningFleet
+from hub.configuration import Configuration, MultiKueueSettings
+from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
+from hub.multikueue.connections.service import MultiKueueConnections
+from hub.multikueue.connections.worker_connection import ConnectionSettings
+from hub.multikueue.dispatch import DispatchSettings, MultiKueueDispatch
+
+T = TypeVar("T")
+CLUSTERS = kind_info("MultiKueueCluster")
+CONFIGS = kind_info("MultiKueueConfig")
+CHECKS = kind_info("AdmissionCheck")
+WORKLOADS = kind_info("Workload")
+LOCAL_QUEUES = kind_info("LocalQueue")
+CLUSTER_QUEUES = kind_info("ClusterQueue")
+CAPACITIES = kind_info("WorkerCapacity")
+RESOURCE_FLAVORS = kind_info("ResourceFlavor")
+ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
+PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
+ALL_AT_ONCE = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+CAPACITY_AWARE = "fleetq.dev/capacity-aware"
+FAST = ConnectionSettings(
+    backoff=ReconnectBackoff(base_seconds=0.3),
+    probe_interval_seconds=0.5,
+    probe_timeout_seconds=2.0,
+    sync_timeout_seconds=20.0,
+    connect_timeout_seconds=2.0,
+)
+
+
+def now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 30.0, what: str = ""
+) -> T:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await probe()
+        if last:
+            return last
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
+
+
+def condition(type_: str, reason: str = "", message: str = "", status: str = "True") -> Any:
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason or type_,
+        "message": message,
+        "lastTransitionTime": now_text(),
+    }
+
+
+def conditions_of(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or ()}
+
+
+def worker_kubeconfig(member: ClusterAccess, server: str | None = None) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load(member.kubeconfig.read_text())
+    if server is not None:
+        for entry in document["clusters"]:
+            entry["cluster"]["server"] = server
+    return document
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+POD_TEMPLATE = {
+    "spec": {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.invalid/sleep",
+                "resources": {"requests": {"cpu": "1"}},
+            }
+        ],
+    }
+}
+
+
+class Fleet:
+    """The dispatch running against the lite fleet, and the test playing engine and workers."""
+
+    def __init__(self, fleet: RunningFleet, manager: KubeClient, namespace: str) -> None:
+        self.fleet = fleet
+        self.manager = manager
+        self.ns = namespace
+        self.suffix = uuid.uuid4().hex[:6]
+        self.origin = f"o-{self.suffix}"
+        self.clusters = [f"w1-{self.suffix}", f"w2-{self.suffix}"]
+        self.check = f"mk-{self.suffix}"
+        self.workers: list[KubeClient] = []
+        self.connections: MultiKueueConnections | None = None
+        self.dispatch: MultiKueueDispatch | None = None
+        self.metrics = CollectorRegistry()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._dispatch_task: asyncio.Task[None] | None = None
+        self._connections_task: asyncio.Task[None] | None = None
+        self._dispatch_args: tuple[Configuration, DispatchSettings] | None = None
+        self._cleanup: list[tuple[KubeClient, ResourceRef, str]] = []
+
+    # -- set-up -----------------------------------------------------------------------
+
+    async def open_workers(self) -> None:
+        for member in self.fleet.workers:
+            client = await KubeClient.from_kubeconfig(
+                member.kubeconfig, name=member.name, qps=200, burst=400
+            )
+            self.workers.append(client)
+
+    async def put_secret(self, index: int, server: str | None = None) -> None:
+        document = worker_kubeconfig(self.fleet.workers[index], server)
+        name = f"kubeconfig-{index}"
+        data = {"kubeconfig": base64.b64encode(yaml.safe_dump(document).encode()).decode()}
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": data}
+        try:
+            await self.manager.create(SECRETS, body, namespace=self.ns)
+        except AlreadyExists:
+            await self.manager.replace(SECRETS, name, body, namespace=self.ns)
+
+    async def create(self, client: KubeClient, resource: ResourceRef, body: dict[str, Any]) -> None:
+        await client.create(resource, body)
+        if not resource.namespaced:
+            self._cleanup.append((client, resource, body["metadata"]["name"]))
+
+    async def start(
+        self,
+        dispatcher: str,
+        *,
+        worker_lost_timeout: float = 30.0,
+        nomination_timeout: float = 60.0,
+        gc_interval: float = 1.0,
+        config_clusters: Sequence[int] = (0, 1),
+    ) -> MultiKueueDispatch:
+        for index in range(2):
+            await self.put_secret(index)
+            await self.create(
+                self.manager,
+                CLUSTERS,
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "MultiKueueCluster",
+                    "metadata": {"name": self.clusters[index]},
+                    "spec": {"clusterSource": {"kubeConfig": {"location": f"kubeconfig-{index}"}}},
+                },
+            )
+        await self.create(
+            self.manager,
+            CONFIGS,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "MultiKueueConfig",
+                "metadata": {"name": self.check},
+                "spec": {"clusters": [self.clusters[index] for index in config_clusters]},
+            },
+        )
+        await self.create(
+            self.manager,
+            CHECKS,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "AdmissionCheck",
+                "metadata": {"name": self.check},
+                "spec": {
+                    "controllerName": "kueue.x-k8s.io/multikueue",
+                    "parameters": {
+                        "apiGroup": "kueue.x-k8s.io",
+                        "kind": "MultiKueueConfig",
+                        "name": self.check,
+                    },
+                },
+            },
+        )
+        await self.queues()
+        configuration = dataclasses.replace(
+            Configuration(),
+            namespace=self.ns,
+            multikueue=MultiKueueSettings(
+                gc_interval_seconds=gc_interval,
+                origin=self.origin,
+                worker_lost_timeout_seconds=worker_lost_timeout,
+                dispatcher_name=dispatcher,
+            ),
+        )
+        settings = DispatchSettings.from_configuration(
+            configuration, nomination_timeout_seconds=nomination_timeout
+        )
+        self._dispatch_args = (configuration, settings)
+        self._start_connections()
+        self.dispatch = self._new_dispatch()
+        self._dispatch_task = asyncio.create_task(self.dispatch.run())
+        self._tasks.append(self._dispatch_task)
+        for index in range(2):
+            await self.wait_connected(index)
+        return self.dispatch
+
+    def _start_connections(self) -> None:
+        assert self._dispatch_args is not None
+        configuration, _ = self._dispatch_args
+        self.connections = MultiKueueConnections(self.manager, configuration, settings=FAST)
+        self._connections_task = asyncio.create_task(self.connections.run())
+        self._tasks.append(self._connections_task)
+
+    def _new_dispatch(self) -> MultiKueueDispatch:
+        assert self.connections is not None and self._dispatch_args is not None
+        configuration, settings = self._dispatch_args
+        return MultiKueueDispatch(
+            self.manager,
+            configuration,
+            self.connections.registry,
+            settings=settings,
+            metrics_registry=self.metrics,
+        )
+
+    async def restart_dispatch(self) -> None:
+        """Stop the dispatch (a hub going away) and start a fresh one with empty memory."""
+        assert self._dispatch_task is not None
+        self._dispatch_task.cancel()
+        await asyncio.gather(self._dispatch_task, return_exceptions=True)
+        self._tasks = [task for task in self._tasks if not task.done()]
+        self.metrics = CollectorRegistry()
+        self.dispatch = self._new_dispatch()
+        self._dispatch_task = asyncio.create_task(self.dispatch.run())
+        self._tasks.append(self._dispatch_task)
+
+    async def restart_hub(self) -> None:
+        """Stop connections and dispatch (a hub process going away) and start fresh ones:
+        no memory of earlier passes, outages or nominations survives."""
+        assert self._dispatch_task is not None and self._connections_task is not None
+        for task in (self._dispatch_task, self._connections_task):
+            task.cancel()
+        await asyncio.gather(self._dispatch_task, self._connections_task, return_exceptions=True)
+        self._tasks = [task for task in self._tasks if not task.done()]
+        self.metrics = CollectorRegistry()
+        self._start_connections()
+        self.dispatch = self._new_dispatch()
+        self._dispatch_task = asyncio.create_task(self.dispatch.run())
+        self._tasks.append(self._dispatch_task)
+
+    async def queues(self) -> None:
+        """A manager ClusterQueue with the check and its LocalQueue; LocalQueues on workers."""
+        cq = f"cq-{self.suffix}"
+        await self.create(
+            self.manager,
+            CLUSTER_QUEUES,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": cq},
+                "spec": {
+                    "namespaceSelector": {},
+                    "admissionChecksStrategy": {"admissionChecks": [{"name": self.check}]},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {
+                                    "name": "default",
+                                    "resources": [{"name": "cpu", "nominalQuota": 8}],
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        )
+        for client in (self.manager, *self.workers):
+            await client.create(
+                LOCAL_QUEUES,
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "LocalQueue",
+                    "metadata": {"name": "lq", "namespace": self.ns},
+                    "spec": {"clusterQueue": cq},
+                },
+            )
+
+    async def cut_off(self, index: int) -> None:
+        """Point worker `index`'s Secret at a closed port and wait until the hub notices."""
+        await self.put_secret(index, server=f"https://127.0.0.1:{closed_port()}")
+
+        async def lost() -> bool:
+            return not self.connected(index)
+
+        await eventually(lost, what=f"{self.clusters[index]} lost")
+
+    async def reconnect(self, index: int) -> None:
+        """Restore worker `index`'s Secret and wait until the hub is connected again."""
+        await self.put_secret(index)
+        await self.wait_connected(index)
+
+    def connected(self, index: int) -> bool:
+        assert self.connections is not None
+        connection = self.connections.registry.connection(self.clusters[index])
+        return connection is not None and connection.connected
+
+    async def wait_connected(self, index: int, *, timeout: float = 30.0) -> None:
+        async def probe() -> bool:
+            for task in self._tasks:
+                if task.done():
+                    task.result()
+            return self.connected(index)
+
+        await eventually(probe, timeout=timeout, what=f"{self.clusters[index]} connected")
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for client, resource, name in reversed(self._cleanup):
+            with contextlib.suppress(NotFound):
+                await client.delete(resource, name)
+        for client in self.workers:
+            await client.close()
+
+    # -- playing the manager's engine and job webhook ----------------------------------
+
+    async def submit(self, name: str, *, gpus: int = 0) -> str:
+        """A suspended MultiKueue Job and its Workload holding quota, check Pending."""
+        template = yaml.safe_load(yaml.safe_dump(POD_TEMPLATE))
+        if gpus:
+            resources = template["spec"]["containers"][0]["resources"]
+            resources["requests"]["nvidia.com/gpu"] = gpus
+            resources["limits"] = {"nvidia.com/gpu": gpus}
+        job = await self.manager.create(
+            JOBS,
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": name,
+                    "namespace": self.ns,
+                    "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+                },
+                "spec": {
+                    "suspend": True,
+                    "managedBy": "kueue.x-k8s.io/multikueue",
+                    "template": template,
+                },
+            },
+        )
+        workload_name = f"job-{name}-{self.suffix}"
+        await self.manager.create(
+            WORKLOADS,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {
+                    "name": workload_name,
+                    "namespace": self.ns,
+                    "labels": {"kueue.x-k8s.io/job-uid": job["metadata"]["uid"]},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "batch/v1",
+                            "kind": "Job",
+                            "name": name,
+                            "uid": job["metadata"]["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "queueName": "lq",
+                    "podSets": [{"name": "main", "count": 1, "template": template}],
+                },
+            },
+        )
+        await self.manager.patch(
+            WORKLOADS,
+            workload_name,
+            {
+                "status": {
+                    "conditions": [condition("QuotaReserved", message="Quota reserved")],
+                    "admission": self.admission(gpus),
+                    "admissionChecks": [
+                        {
+                            "name": self.check,
+                            "state": "Pending",
+                            "message": "",
+                            "lastTransitionTime": now_text(),
+                        }
+                    ],
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+        return workload_name
+
+    def admission(self, gpus: int = 0) -> dict[str, Any]:
+        usage: dict[str, Any] = {"cpu": "1"}
+        if gpus:
+            usage["nvidia.com/gpu"] = str(gpus)
+        return {
+            "clusterQueue": f"cq-{self.suffix}",
+            "podSetAssignments": [
+                {
+                    "name": "main",
+                    "flavors": {resource: "default" for resource in usage},
+                    "resourceUsage": usage,
+                    "count": 1,
+                }
+            ],
+        }
+
+    async def local(self, name: str) -> dict[str, Any]:
+        return await self.manager.get(WORKLOADS, name, namespace=self.ns)
+
+    async def local_job(self, name: str) -> dict[str, Any]:
+        return await self.manager.get(JOBS, name, namespace=self.ns)
+
+    def check_state(self, workload: dict[str, Any]) -> dict[str, Any]:
+        for entry in workload["status"].get("admissionChecks") or ():
+            if entry["name"] == self.check:
+                return dict(entry)
+        raise AssertionError(f"no check {self.check} on {workload['metadata']['name']}")
+
+    async def wait_check(self, name: str, state: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        async def probe() -> dict[str, Any] | None:
+            workload = await self.local(name)
+            return workload if self.check_state(workload)["state"] == state else None
+
+        return await eventually(probe, timeout=timeout, what=f"{name}: check {state}")
+
+    # -- playing the workers' Kueue ----------------------------------------------------
+
+    async def remote(self, index: int, name: str, resource: ResourceRef = WORKLOADS) -> Any:
+        try:
+            return await self.workers[index].get(resource, name, namespace=self.ns)
+        except NotFound:
+            return None
+
+    async def wait_remote(self, index: int, name: str, resource: ResourceRef = WORKLOADS) -> Any:
+        async def probe() -> Any:
+            return await self.remote(index, name, resource)
+
+        return await eventually(probe, what=f"{resource.plural} {name} on worker {index}")
+
+    async def wait_gone(self, index: int, name: str, resource: ResourceRef = WORKLOADS) -> None:
+        async def probe() -> bool:
+            return await self.remote(index, name, resource) is None
+
+        await eventually(probe, what=f"{resource.plural} {name} gone from worker {index}")
+
+    async def admit_on(self, index: int, name: str) -> None:
+        await self.workers[index].patch(
+            WORKLOADS,
+            name,
+            {
+                "status": {
+                    "conditions": [
+                        condition("QuotaReserved", message="reserved on the worker"),
+                        condition("Admitted", message="admitted on the worker"),
+                    ],
+                    "admission": self.admission(),
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+
+    async def report_capacity(self, index: int, free_gpus: int) -> None:
+        """A WorkerCapacity as the agent would write it: one GPU node, queue cq-<suffix>.
+
+        The flavor it reports exists on the worker, as on a real one: the hub reads its
+        node labels and taints to judge the fit.
+        """
+        name = self.clusters[index]
+        with contextlib.suppress(AlreadyExists):  # shared by tests on this worker
+            await self.workers[index].create(
+                RESOURCE_FLAVORS,
+                {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "ResourceFlavor",
+                    "metadata": {"name": "default"},
+                },
+            )
+        await self.create(
+            self.workers[index],
+            CAPACITIES,
+            {
+                "apiVersion": "fleetq.dev/v1alpha1",
+                "kind": "WorkerCapacity",
+                "metadata": {"name": name},
+                "spec": {"clusterName": name},
+            },
+        )
+        block = {"cpu": "32", "nvidia.com/gpu": str(free_gpus)}
+        await self.workers[index].patch(
+            CAPACITIES,
+            name,
+            {
+                "status": {
+                    "observedTime": now_text(),
+                    "flavors": [
+                        {
+                            "name": "default",
+                            "nodeCount": 1,
+                            "allocatable": {"cpu": "32", "nvidia.com/gpu": "8"},
+                            "free": block,
+                            "largestFreeBlocks": [block],
+                        }
+                    ],
+                    "clusterQueues": [
+                        {
+                            "name": f"cq-{self.suffix}",
+                            "quota": [
+                                {
+                                    "name": "default",
+                                    "resources": {"cpu": "32", "nvidia.com/gpu": "8"},
+                                }
+                            ],
+                        }
+                    ],
+                    "conditions": [condition("Reporting", reason="Reporting")],
+                }
+            },
+            subresource="status",
+        )
+
+
+async def admitted_on_one(mk: Fleet, name: str, index: int) -> dict[str, Any]:
+    """Admit the copy on worker `index` and wait until the manager records the placement."""
+    await mk.wait_remote(index, name)
+    await mk.admit_on(index, name)
+    return await mk.wait_check(name, "Ready")
