@@ -72,6 +72,8 @@ _SUPPORTED = frozenset(
         "multiKueue.incrementalDispatcherConfig.stepSize",
         "multiKueue.incrementalDispatcherConfig.roundTimeout",
         "multiKueue.capacityAwareDispatcherConfig.nominationTimeout",
+        "multiKueue.workerClientConnection.qps",
+        "multiKueue.workerClientConnection.burst",
         "clientConnection.qps",
         "clientConnection.burst",
         "leaderElection.leaderElect",
@@ -130,6 +132,10 @@ class MultiKueueSettings:
     """Length of an Incremental round; fixed at 5 min upstream, fleetq lets it be set."""
     nomination_timeout_seconds: float = 60.0
     """fleetq's capacity-aware dispatcher: how long one nominee may take to admit."""
+    worker_client_qps: float = 50.0
+    """fleetq's client budget towards each worker (upstream's clients run at client-go's
+    5 QPS whatever the configuration says); about 2 writes per dispatched workload."""
+    worker_client_burst: int = 100
 
 
 @dataclass(frozen=True)
@@ -314,7 +320,18 @@ def _multikueue(data: Mapping[str, Any]) -> MultiKueueSettings:
         nomination_timeout_seconds=_positive_duration(
             data, "multiKueue.capacityAwareDispatcherConfig.nominationTimeout", 60.0
         ),
+        worker_client_qps=_positive_number(data, "multiKueue.workerClientConnection.qps", 50.0),
+        worker_client_burst=int(
+            _positive_number(data, "multiKueue.workerClientConnection.burst", 100)
+        ),
     )
+
+
+def _positive_number(data: Mapping[str, Any], path: str, default: float) -> float:
+    value = _get(data, path, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigurationError(f"{path}: must be a positive number, got {value!r}")
+    return float(value)
 
 
 def _step_size(data: Mapping[str, Any]) -> int:

@@ -63,7 +63,10 @@ class MultiKueueConnections:
     ) -> None:
         self.client = client
         self.namespace = configuration.namespace
-        settings = settings or ConnectionSettings()
+        settings = settings or ConnectionSettings(
+            qps=configuration.multikueue.worker_client_qps,
+            burst=configuration.multikueue.worker_client_burst,
+        )
         if settings.kinds == RemoteKinds():
             kinds = RemoteKinds(jobs=remote_job_kinds(configuration.frameworks))
             settings = replace(settings, kinds=kinds)

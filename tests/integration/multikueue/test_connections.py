@@ -30,7 +30,7 @@ from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.resources import SECRETS, Resource, ResourceRef
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from hub.configuration import Configuration
+from hub.configuration import Configuration, MultiKueueSettings
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.remote_caches import RemoteKinds
 from hub.multikueue.connections.service import MultiKueueConnections
@@ -59,6 +59,8 @@ FAST = ConnectionSettings(
     probe_timeout_seconds=3.0,
     sync_timeout_seconds=15.0,
     connect_timeout_seconds=3.0,
+    qps=120,
+    burst=240,
 )
 FAILED_MESSAGE = re.compile(
     r"; connection attempts: (\d+), next connection attempt: "
@@ -283,6 +285,9 @@ async def test_a_worker_from_a_secret_connects_and_caches_only_origin_labelled_o
     connection = service.registry.connection(cluster)
     assert connection is not None and connection.connected
     assert connection.disconnected_since is None
+    assert connection.client is not None
+    budget = connection.client.rate_limiter
+    assert (budget.qps, budget.burst) == (120, 240)
     assert WorkerConnected(cluster) in harness.events
     caches = connection.caches
     assert caches is not None and caches.capacities is not None  # fleetq worker: has the API
@@ -594,3 +599,10 @@ async def test_a_lost_worker_is_noticed_and_reconnected_when_it_returns(harness:
         WorkerConnected(cluster),
     ]
     await relay.cut()
+
+
+async def test_worker_clients_take_the_configured_budget(harness: Harness) -> None:
+    settings = MultiKueueSettings(worker_client_qps=400, worker_client_burst=800)
+    configuration = dataclasses.replace(Configuration(), multikueue=settings)
+    service = MultiKueueConnections(harness.client, configuration)
+    assert (service.settings.qps, service.settings.burst) == (400, 800)

@@ -20,6 +20,7 @@ def test_no_file_gives_upstream_defaults_and_our_dispatcher() -> None:
     assert not config.fair_sharing_enabled
     assert config.multikueue.dispatcher_name == "fleetq.dev/capacity-aware"
     assert config.multikueue.worker_lost_timeout_seconds == 900
+    assert (config.multikueue.worker_client_qps, config.multikueue.worker_client_burst) == (50, 100)
     assert (config.webhook_port, config.metrics_bind_address) == (9443, ":8443")
     assert config.leader_election.resource_name == "c1f6bfd2.kueue.x-k8s.io"
 
@@ -44,6 +45,7 @@ multiKueue:
   gcInterval: 30s
   workerLostTimeout: 1h30m
   dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental
+  workerClientConnection: {qps: 200, burst: 400}
 clientConnection: {qps: 300, burst: 500}
 leaderElection: {leaderElect: false}
 """
@@ -64,6 +66,8 @@ leaderElection: {leaderElect: false}
     assert config.fair_sharing_strategies == ("LessThanInitialShare",)
     assert config.multikueue.gc_interval_seconds == 30
     assert config.multikueue.worker_lost_timeout_seconds == 5400
+    worker_budget = (config.multikueue.worker_client_qps, config.multikueue.worker_client_burst)
+    assert worker_budget == (200, 400)
     assert config.client_qps == 300.0 and config.client_burst == 500
     assert not config.leader_election.leader_elect
 
@@ -100,6 +104,11 @@ def test_fair_sharing_block_without_strategies_enables_both_in_order() -> None:
         ({"integrations": {"frameworks": ["batch/jobz"]}}, "unknown framework"),
         ({"fairSharing": {"preemptionStrategies": ["Greedy"]}}, "preemptionStrategies"),
         ({"multiKueue": {"dispatcherName": ""}}, "dispatcherName"),
+        (
+            {"multiKueue": {"workerClientConnection": {"qps": 0}}},
+            "workerClientConnection.qps: must be a positive number, got 0",
+        ),
+        ({"multiKueue": {"workerClientConnection": {"burst": "many"}}}, "burst: must be a"),
         (["not", "a", "mapping"], "must be a mapping"),
     ],
 )
