@@ -500,6 +500,46 @@ class Fleet:
             subresource="status",
         )
 
+    async def finish_on(self, index: int, job_name: str, workload_name: str) -> None:
+        """Play worker `index`'s Job controller and Kueue: the Job completes, its Workload too."""
+        worker = self.workers[index]
+        await worker.patch(JOBS, job_name, {"spec": {"suspend": False}}, namespace=self.ns)
+        started = now_text()
+        await worker.patch(
+            JOBS,
+            job_name,
+            {
+                "status": {
+                    "startTime": started,
+                    "completionTime": now_text(),
+                    "succeeded": 1,
+                    "conditions": [
+                        condition("SuccessCriteriaMet", reason="CompletionsReached"),
+                        condition("Complete", reason="CompletionsReached"),
+                    ],
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+        await worker.patch(
+            WORKLOADS,
+            workload_name,
+            {
+                "status": {
+                    "conditions": [
+                        condition("QuotaReserved"),
+                        condition("Admitted"),
+                        condition(
+                            "Finished", reason="Succeeded", message="Job finished successfully"
+                        ),
+                    ]
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+
     async def report_capacity(self, index: int, free_gpus: int) -> None:
         """A WorkerCapacity as the agent would write it: one GPU node, queue cq-<suffix>.
 

@@ -344,14 +344,10 @@ async def test_a_same_named_job_on_a_worker_that_is_not_ours_is_never_touched(
     await mk.wait_gone(0, name)
     await mk.wait_remote(1, "shared", JOBS)
 
-    # It finishes on worker 2 and everything of ours goes; the worker's own job stays.
-    await mk.workers[1].patch(
-        WORKLOADS,
-        name,
-        {"status": {"conditions": [condition("Finished", reason="Succeeded", message="done")]}},
-        namespace=mk.ns,
-        subresource="status",
-    )
+    # It runs and finishes on worker 2 and everything of ours goes; the worker's own job
+    # stays. (The manager's Job controller starts the local Job once it is admitted.)
+    await mk.manager.patch(JOBS, "shared", {"spec": {"suspend": False}}, namespace=mk.ns)
+    await mk.finish_on(1, "shared", name)
     await mk.wait_gone(1, name)
     await mk.wait_gone(1, "shared", JOBS)
     await asyncio.sleep(1.5)  # a garbage collection pass too

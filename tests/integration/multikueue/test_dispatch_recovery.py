@@ -72,45 +72,6 @@ async def release_and_reserve_again(mk: Fleet, name: str) -> None:
     )
 
 
-async def finish_on(mk: Fleet, index: int, job_name: str, workload_name: str) -> None:
-    """Play worker `index`'s Job controller and Kueue: the Job completes, its Workload too."""
-    worker = mk.workers[index]
-    await worker.patch(JOBS, job_name, {"spec": {"suspend": False}}, namespace=mk.ns)
-    started = now_text()
-    await worker.patch(
-        JOBS,
-        job_name,
-        {
-            "status": {
-                "startTime": started,
-                "completionTime": now_text(),
-                "succeeded": 1,
-                "conditions": [
-                    condition("SuccessCriteriaMet", reason="CompletionsReached"),
-                    condition("Complete", reason="CompletionsReached"),
-                ],
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
-    await worker.patch(
-        WORKLOADS,
-        workload_name,
-        {
-            "status": {
-                "conditions": [
-                    condition("QuotaReserved"),
-                    condition("Admitted"),
-                    condition("Finished", reason="Succeeded", message="Job finished successfully"),
-                ]
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
-
-
 async def test_a_copy_finished_out_of_sync_is_retried_not_finished(mk: Fleet) -> None:
     await mk.start(ALL_AT_ONCE)
     name = await mk.submit("unsynced")
@@ -218,7 +179,7 @@ async def test_a_copy_left_on_a_worker_away_when_the_job_finished_goes_when_it_r
 
     # The manager's Job controller starts the local Job; the job runs and ends on worker 1.
     await mk.manager.patch(JOBS, "finished", {"spec": {"suspend": False}}, namespace=mk.ns)
-    await finish_on(mk, 0, "finished", name)
+    await mk.finish_on(0, "finished", name)
 
     async def finished() -> dict[str, Any] | None:
         return conditions_of(await mk.local(name)).get("Finished")
