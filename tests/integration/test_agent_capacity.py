@@ -17,8 +17,8 @@ import dataclasses
 import math
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
@@ -29,30 +29,17 @@ from core.kube.resources import NAMESPACES, NODES, PODS, Resource
 from devfleet.cluster_access import RunningFleet
 from hub.configuration import Configuration, LeaderElection
 from hub.runtime import watched_kinds as kinds
+from tests.integration.polling import eventually
 from worker_agent.agent import Agent, AgentOptions
 from worker_agent.capacity_publisher import PublisherSettings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-T = TypeVar("T")
 GPU = "nvidia.com/gpu"
 POOL_LABEL = "fleetq.test/agent-pool"
 WORKER_CAPACITIES = kind_info("WorkerCapacity")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 20.0, what: str = ""
-) -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await probe()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 def flavor_entry(report: dict[str, Any] | None, flavor: str) -> dict[str, Any] | None:

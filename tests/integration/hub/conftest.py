@@ -21,9 +21,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 import pytest
@@ -37,26 +37,12 @@ from devfleet.cluster_access import RunningFleet
 from hub.app import Hub, HubOptions
 from hub.configuration import Configuration, LeaderElection
 from hub.runtime import watched_kinds as kinds
+from tests.integration.polling import eventually
 
-T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[3]
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 20.0, what: str = ""
-) -> T:
-    """Poll `probe` until it returns something truthy; fail with `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await probe()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}; last={last!r}")
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:

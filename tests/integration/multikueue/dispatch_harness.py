@@ -17,11 +17,10 @@ import base64
 import contextlib
 import dataclasses
 import socket
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 from prometheus_client import CollectorRegistry
@@ -36,8 +35,8 @@ from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.dispatch import DispatchSettings, MultiKueueDispatch
+from tests.integration.polling import eventually
 
-T = TypeVar("T")
 CLUSTERS = kind_info("MultiKueueCluster")
 CONFIGS = kind_info("MultiKueueConfig")
 CHECKS = kind_info("AdmissionCheck")
@@ -61,19 +60,6 @@ FAST = ConnectionSettings(
 
 def now_text() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 30.0, what: str = ""
-) -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await probe()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 def condition(type_: str, reason: str = "", message: str = "", status: str = "True") -> Any:
@@ -500,11 +486,30 @@ class Fleet:
             subresource="status",
         )
 
-    async def finish_on(self, index: int, job_name: str, workload_name: str) -> None:
-        """Play worker `index`'s Job controller and Kueue: the Job completes, its Workload too."""
+    async def start_on(self, index: int, job_name: str) -> str:
+        """Play worker `index`'s Kueue and Job controller: the Job starts, one pod running.
+        Returns the start time written."""
         worker = self.workers[index]
         await worker.patch(JOBS, job_name, {"spec": {"suspend": False}}, namespace=self.ns)
         started = now_text()
+        await worker.patch(
+            JOBS,
+            job_name,
+            {"status": {"startTime": started, "active": 1, "ready": 1}},
+            namespace=self.ns,
+            subresource="status",
+        )
+        return started
+
+    async def finish_on(
+        self, index: int, job_name: str, workload_name: str, *, started: str | None = None
+    ) -> None:
+        """Play worker `index`'s Job controller and Kueue: the Job completes (started now
+        unless `started` says when), then its Workload finishes."""
+        worker = self.workers[index]
+        if started is None:
+            await worker.patch(JOBS, job_name, {"spec": {"suspend": False}}, namespace=self.ns)
+            started = now_text()
         await worker.patch(
             JOBS,
             job_name,
@@ -512,6 +517,8 @@ class Fleet:
                 "status": {
                     "startTime": started,
                     "completionTime": now_text(),
+                    "active": 0,
+                    "ready": 0,
                     "succeeded": 1,
                     "conditions": [
                         condition("SuccessCriteriaMet", reason="CompletionsReached"),
@@ -534,6 +541,58 @@ class Fleet:
                             "Finished", reason="Succeeded", message="Job finished successfully"
                         ),
                     ]
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+
+    # -- playing the manager's engine after a Retry -------------------------------------
+
+    async def release_for_retry(self, name: str) -> None:
+        """The engine evicts a workload whose check asked for a Retry: quota released,
+        check back to Pending."""
+        local = await self.local(name)
+        await self.manager.patch(
+            WORKLOADS,
+            name,
+            {
+                "status": {
+                    "conditions": [
+                        condition("QuotaReserved", status="False", reason="Pending"),
+                        condition("Evicted", reason="AdmissionCheck", message="check Retry"),
+                    ],
+                    "admission": None,
+                    "admissionChecks": [
+                        dict(
+                            self.check_state(local), state="Pending", lastTransitionTime=now_text()
+                        )
+                    ],
+                }
+            },
+            namespace=self.ns,
+            subresource="status",
+        )
+
+    async def wait_placement_forgotten(self, name: str) -> None:
+        async def forgotten() -> bool:
+            status = (await self.local(name))["status"]
+            return not status.get("clusterName") and not status.get("nominatedClusterNames")
+
+        await eventually(forgotten, what=f"{name}: clusterName and nominations cleared")
+
+    async def reserve_again(self, name: str) -> None:
+        """The engine reserves quota for the requeued workload in a later cycle."""
+        await self.manager.patch(
+            WORKLOADS,
+            name,
+            {
+                "status": {
+                    "conditions": [
+                        condition("QuotaReserved", message="Quota reserved again"),
+                        condition("Evicted", status="False", reason="QuotaReserved"),
+                    ],
+                    "admission": self.admission(),
                 }
             },
             namespace=self.ns,

@@ -15,12 +15,11 @@ import contextlib
 import dataclasses
 import re
 import socket
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -43,10 +42,10 @@ from hub.multikueue.connections.worker_events import (
     WorkerDisconnected,
     WorkerEvent,
 )
+from tests.integration.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-T = TypeVar("T")
 CLUSTERS = kind_info("MultiKueueCluster")
 CONFIGS = kind_info("MultiKueueConfig")
 CHECKS = kind_info("AdmissionCheck")
@@ -66,19 +65,6 @@ FAILED_MESSAGE = re.compile(
     r"; connection attempts: (\d+), next connection attempt: "
     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
 )
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T | None]], *, timeout: float = 20.0, what: str = ""
-) -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await probe()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 def active_condition(obj: dict[str, Any]) -> dict[str, Any] | None:

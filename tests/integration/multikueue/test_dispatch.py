@@ -24,7 +24,6 @@ from tests.integration.multikueue.dispatch_harness import (
     condition,
     conditions_of,
     eventually,
-    now_text,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -116,16 +115,7 @@ async def test_the_job_runs_on_the_worker_and_its_status_and_end_come_back(mk: F
 
     # The manager's Job controller starts the local Job; the worker's Kueue the remote one.
     await mk.manager.patch(JOBS, "runs", {"spec": {"suspend": False}}, namespace=mk.ns)
-    worker = mk.workers[0]
-    await worker.patch(JOBS, "runs", {"spec": {"suspend": False}}, namespace=mk.ns)
-    started = now_text()
-    await worker.patch(
-        JOBS,
-        "runs",
-        {"status": {"startTime": started, "active": 1, "ready": 1}},
-        namespace=mk.ns,
-        subresource="status",
-    )
+    started = await mk.start_on(0, "runs")
 
     async def running() -> dict[str, Any] | None:
         job = await mk.local_job("runs")
@@ -134,41 +124,7 @@ async def test_the_job_runs_on_the_worker_and_its_status_and_end_come_back(mk: F
     local_job = await eventually(running, what="remote Job status copied to the manager's Job")
     assert local_job["status"]["startTime"] == started
 
-    done = now_text()
-    await worker.patch(
-        JOBS,
-        "runs",
-        {
-            "status": {
-                "startTime": started,
-                "completionTime": done,
-                "active": 0,
-                "ready": 0,
-                "succeeded": 1,
-                "conditions": [
-                    condition("SuccessCriteriaMet", reason="CompletionsReached"),
-                    condition("Complete", reason="CompletionsReached"),
-                ],
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
-    await worker.patch(
-        WORKLOADS,
-        name,
-        {
-            "status": {
-                "conditions": [
-                    condition("QuotaReserved"),
-                    condition("Admitted"),
-                    condition("Finished", reason="Succeeded", message="Job finished successfully"),
-                ]
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
+    await mk.finish_on(0, "runs", name, started=started)
 
     async def finished() -> dict[str, Any] | None:
         workload = await mk.local(name)
@@ -218,32 +174,10 @@ async def test_eviction_on_the_worker_asks_for_a_retry_and_the_copies_go(mk: Fle
         ' Previously: "Ready"'
     )
     # The engine evicts on the manager and releases the quota: copies and placement go.
-    await mk.manager.patch(
-        WORKLOADS,
-        name,
-        {
-            "status": {
-                "conditions": [
-                    condition("QuotaReserved", status="False", reason="Pending"),
-                    condition("Evicted", reason="AdmissionCheck", message="check Retry"),
-                ],
-                "admission": None,
-                "admissionChecks": [
-                    dict(mk.check_state(local), state="Pending", lastTransitionTime=now_text())
-                ],
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
+    await mk.release_for_retry(name)
     await mk.wait_gone(0, name)
     await mk.wait_gone(0, "evicted", JOBS)
-
-    async def placement_cleared() -> bool:
-        status = (await mk.local(name))["status"]
-        return not status.get("clusterName") and not status.get("nominatedClusterNames")
-
-    await eventually(placement_cleared, what="clusterName and nominations cleared")
+    await mk.wait_placement_forgotten(name)
 
 
 async def test_a_lost_admitting_worker_is_retried_after_the_timeout(mk: Fleet) -> None:

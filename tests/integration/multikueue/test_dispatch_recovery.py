@@ -21,55 +21,9 @@ from tests.integration.multikueue.dispatch_harness import (
     condition,
     conditions_of,
     eventually,
-    now_text,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
-async def release_and_reserve_again(mk: Fleet, name: str) -> None:
-    """Play the manager's engine after a Retry: evict (quota released, check Pending), then
-    reserve quota again once the dispatch has forgotten the old placement."""
-    local = await mk.local(name)
-    await mk.manager.patch(
-        WORKLOADS,
-        name,
-        {
-            "status": {
-                "conditions": [
-                    condition("QuotaReserved", status="False", reason="Pending"),
-                    condition("Evicted", reason="AdmissionCheck", message="check Retry"),
-                ],
-                "admission": None,
-                "admissionChecks": [
-                    dict(mk.check_state(local), state="Pending", lastTransitionTime=now_text())
-                ],
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
-
-    async def placement_forgotten() -> bool:
-        status = (await mk.local(name))["status"]
-        return not status.get("clusterName") and not status.get("nominatedClusterNames")
-
-    await eventually(placement_forgotten, what="clusterName and nominations cleared")
-    await mk.manager.patch(
-        WORKLOADS,
-        name,
-        {
-            "status": {
-                "conditions": [
-                    condition("QuotaReserved", message="Quota reserved again"),
-                    condition("Evicted", status="False", reason="QuotaReserved"),
-                ],
-                "admission": mk.admission(),
-            }
-        },
-        namespace=mk.ns,
-        subresource="status",
-    )
 
 
 async def test_a_copy_finished_out_of_sync_is_retried_not_finished(mk: Fleet) -> None:
@@ -110,7 +64,9 @@ async def test_a_copy_finished_out_of_sync_is_retried_not_finished(mk: Fleet) ->
     await mk.wait_gone(0, "unsynced", JOBS)
 
     # The retry dispatches afresh: new copies, which can be admitted and run.
-    await release_and_reserve_again(mk, name)
+    await mk.release_for_retry(name)
+    await mk.wait_placement_forgotten(name)
+    await mk.reserve_again(name)
     again = await mk.wait_remote(0, name)
     assert again["metadata"]["uid"] != first["metadata"]["uid"]
     await mk.wait_remote(1, name)
