@@ -16,6 +16,7 @@ import asyncio
 import enum
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -23,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.multikueue.apiserver_requests import per_workload, request_counts
 from bench.multikueue.dispatch_driver import Phase, PhaseResult, run_phase
 from bench.multikueue.fleetq_processes import FleetqProcess, start_agent, start_hub, wait_ready
+from bench.multikueue.machine_load import MachineLoad
 from bench.multikueue.queue_setup import QueueSetup, apply_manifests
 from bench.multikueue.remote_writes import count_remote_writes
 from bench.multikueue.worker_identity import USERNAME, mint_manager_kubeconfig
@@ -207,6 +210,7 @@ def run_leg(kind: ManagerKind, settings: LegSettings, progress: Progress = print
     with ExitStack() as stack:
         running = fleet.up(spec, lite=True, progress=progress)
         stack.callback(lambda: fleet.down(progress=lambda _: None))
+        stack.callback(lambda: _keep_audit_logs(fleet, settings.workdir / "audit"))
         setup = QueueSetup(
             "bench", namespace="bench", workers=tuple(w.name for w in running.workers)
         )
@@ -224,10 +228,14 @@ def run_leg(kind: ManagerKind, settings: LegSettings, progress: Progress = print
         warmup = Phase("warmup", 0, 3)
         asyncio.run(run_phase(running.manager.kubeconfig, worker_paths, setup, warmup, timeout=60))
         time.sleep(settings.settle)
+        load = MachineLoad(fleet, [running.manager.name, *(w.name for w in running.workers)])
         phases = []
         for phase in settings.phases:
             cpu_before = manager.cpu()
             workers_before = sum(p.cpu() for p in worker_side)
+            members = [running.manager, *running.workers]
+            requests_before = {m.name: request_counts(m) for m in members}
+            load_before = load.mark()
             result = asyncio.run(
                 run_phase(
                     running.manager.kubeconfig,
@@ -237,16 +245,21 @@ def run_leg(kind: ManagerKind, settings: LegSettings, progress: Progress = print
                     timeout=settings.timeout,
                 )
             )
+            load_after = load.mark()  # the phase only, not the settling after it
             time.sleep(settings.settle)
-            phases.append(
-                _phase_figures(
-                    result,
-                    fleet,
-                    settle=settings.settle,
-                    manager_cpu_s=manager.cpu() - cpu_before,
-                    worker_side_cpu_s=sum(p.cpu() for p in worker_side) - workers_before,
-                )
+            figures = _phase_figures(
+                result,
+                fleet,
+                settle=settings.settle,
+                manager_cpu_s=manager.cpu() - cpu_before,
+                worker_side_cpu_s=sum(p.cpu() for p in worker_side) - workers_before,
             )
+            figures.update(MachineLoad.between(load_before, load_after))
+            requests_after = {m.name: request_counts(m) for m in members}
+            figures["apiserver_requests_per_workload"] = per_workload(
+                requests_before, requests_after, result.dispatched
+            )
+            phases.append(figures)
             progress(f"  {kind}: {json.dumps(phases[-1])}")
         figures = {
             "manager": kind.value,
@@ -260,6 +273,16 @@ def run_leg(kind: ManagerKind, settings: LegSettings, progress: Progress = print
             "phases": phases,
         }
     return figures
+
+
+def _keep_audit_logs(fleet: Fleet, into: Path) -> None:
+    """Copy the apiservers' audit logs out of the fleet before it is deleted: with
+    `--workdir` they stay for tracing a run write by write."""
+    for path in fleet.dir.rglob("audit*.log*"):
+        if path.is_file():
+            target = into / path.relative_to(fleet.dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
 
 
 def _phase_figures(

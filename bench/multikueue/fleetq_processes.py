@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -37,7 +38,13 @@ class FleetqProcess:
 
 
 def _configuration(
-    namespace: str, *, health: int, metrics: int, qps: float, burst: int, multikueue: dict[str, str]
+    namespace: str,
+    *,
+    health: int,
+    metrics: int,
+    qps: float,
+    burst: int,
+    multikueue: dict[str, Any],
 ) -> str:
     document = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
@@ -82,7 +89,14 @@ def start_hub(
     health, metrics = allocate_ports(2)
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "hub-config.yaml"
-    multikueue = {"origin": origin, "dispatcherName": dispatcher, "gcInterval": gc_interval}
+    multikueue: dict[str, Any] = {
+        "origin": origin,
+        "dispatcherName": dispatcher,
+        "gcInterval": gc_interval,
+        # The same budget towards each worker as towards the manager (fleetq's extension;
+        # upstream's worker clients have no setting and run at client-go's 5 QPS).
+        "workerClientConnection": {"qps": qps, "burst": burst},
+    }
     config.write_text(
         _configuration(
             namespace, health=health, metrics=metrics, qps=qps, burst=burst, multikueue=multikueue

@@ -134,6 +134,12 @@ def _print_table(legs: dict[str, dict[str, Any]], ratios: list[dict[str, Any]]) 
         for phase in leg["phases"]:
             cells = " ".join(f"{phase[key]!s:>10}" for key, _ in columns)
             print(f"{name:10} {phase['phase']:8} {cells}")
+            if "machine_busy_cores" in phase:
+                planes = ", ".join(f"{r} {c}" for r, c in phase["control_plane_cores"].items())
+                print(
+                    f"{'':10} {phase['phase']:8} machine busy {phase['machine_busy_cores']} of "
+                    f"{phase['machine_cores']} cores; control planes (etcd+apiserver): {planes}"
+                )
         print(f"{name:10} peak RSS of the manager: {leg['manager_peak_rss_mib']} MiB")
     for row in ratios:
         print(
