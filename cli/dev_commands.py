@@ -98,6 +98,7 @@ def _demo(args: argparse.Namespace) -> int:
     from devfleet.chart_install import ChartInstallError
     from devfleet.demo import DemoOptions, run_demo
     from devfleet.demo_join import DemoJoinError
+    from devfleet.fleet_process import FleetProcessError
     from devfleet.multikueue_fleet import MultiKueueFleetError
 
     options = DemoOptions(
@@ -114,6 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
         ChartInstallError,
         DemoJoinError,
         MultiKueueFleetError,
+        FleetProcessError,
         AssertionError,
     ) as exc:
         console.print(f"[red]fleetq dev demo: {exc}[/red]", highlight=False)

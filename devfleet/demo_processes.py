@@ -19,13 +19,10 @@ import yaml
 
 from devfleet.chart_install import AGENT_NAMESPACE, FleetCharts
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from devfleet.multikueue_fleet import (
-    CONFIG_API_VERSION,
-    FLEETQ,
-    FleetProcess,
-    is_true,
-    until,
-)
+from devfleet.conditions import is_true
+from devfleet.fleet_process import FleetProcess
+from devfleet.multikueue_fleet import CONFIG_API_VERSION, FLEETQ
+from devfleet.polling import until
 from devfleet.ports import allocate_ports
 
 Progress = Callable[[str], None]

@@ -18,7 +18,7 @@ from typing import Any
 from core.api.registry import kind_info
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.demo_jobs import LOCAL_QUEUE, NAMESPACES, priority_class_manifests
-from devfleet.multikueue_fleet import GPU, cluster_queue_manifest, node_pools
+from devfleet.fleet_queues import GPU, cluster_queue_manifest, node_pools
 
 Progress = Callable[[str], None]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")

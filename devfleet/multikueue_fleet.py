@@ -8,6 +8,9 @@ selecting `fleetq.dev/node-pool`), the workers joined the way users join them
 real processes with their logs in files, and everything Active before the first Job.
 `MultiKueueFleet` does that and, on exit, stops the processes (SIGTERM, then SIGKILL) and
 removes every object it created, so another fleet can follow on the same clusters.
+The parts it stands on have modules of their own: `fleet_process` (a hub or agent as a
+child process), `fleet_queues` (queues sized to the node pools), `fleet_crds`, `polling`
+and `conditions`.
 
 Every cluster-scoped name starts with `spec.name`, which is also the MultiKueue origin, so
 two of them (or one and an upstream manager) never mistake each other's objects::
@@ -28,41 +31,31 @@ Failure tests drive the processes with `stop_hub`, `kill_hub`, `restart_hub(conf
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.conditions import is_true
+from devfleet.fleet_crds import install_crds
+from devfleet.fleet_process import FleetProcess
+from devfleet.fleet_queues import GPU, POOL_LABEL, cluster_queue_manifest, node_pools
+from devfleet.polling import until
 from devfleet.ports import allocate_ports
-from devfleet.process_readiness import http_status
 
-T = TypeVar("T")
 Json = dict[str, Any]
 Progress = Callable[[str], None]
 
-REPO = Path(__file__).resolve().parents[1]
-CRD_FOLDERS = (REPO / "charts" / "fleetq-hub" / "crds", REPO / "charts" / "fleetq-worker" / "crds")
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
-POOL_LABEL = "fleetq.dev/node-pool"
-GPU = "nvidia.com/gpu"
-QUEUE_RESOURCES = ("cpu", "memory", GPU)
-"""What the ClusterQueues cover: what the sample jobs request."""
-BINARY_RESOURCES = frozenset({"memory"})
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
-PR_SET_PDEATHSIG = 1
 WEBHOOK_CONFIGURATIONS = (
     "fleetq-mutating-webhook-configuration",
     "fleetq-validating-webhook-configuration",
@@ -117,103 +110,6 @@ def merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> Json:
         else:
             out[key] = value
     return out
-
-
-def until(probe: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:
-    """Poll `probe` until it returns something truthy; AssertionError names what never came."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last={last!r}")
-
-
-def condition_of(obj: Mapping[str, Any] | None, type_: str) -> Json | None:
-    for entry in ((obj or {}).get("status") or {}).get("conditions") or ():
-        if entry.get("type") == type_:
-            return dict(entry)
-    return None
-
-
-def is_true(obj: Mapping[str, Any] | None, type_: str) -> bool:
-    found = condition_of(obj, type_)
-    return found is not None and found.get("status") == "True"
-
-
-def _terminate_with_parent() -> None:
-    """In the child: SIGTERM it when the process that started it dies (Linux), so a test
-    run killed outright leaves no hub or agent behind."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-class FleetProcess:
-    """`fleetq hub` or `fleetq agent` as a subprocess, its output in a log file."""
-
-    def __init__(self, label: str, args: list[str], log_path: Path, health_port: int) -> None:
-        self.label = label
-        self.args = args
-        self.log_path = log_path
-        self.health_port = health_port
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log_path.open("a") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "cli.main", *self.args],
-                cwd=REPO,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                start_new_session=True,
-                preexec_fn=_terminate_with_parent,
-            )
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return None if self.process is None else self.process.pid
-
-    def ready(self) -> bool:
-        if self.process is None:
-            return False
-        if self.process.poll() is not None:
-            raise MultiKueueFleetError(
-                f"{self.label} exited with {self.process.returncode}:\n{self.log_tail()}"
-            )
-        return http_status(f"http://127.0.0.1:{self.health_port}/readyz") == 200
-
-    def stop(self, timeout: float = 20.0) -> int | None:
-        """SIGTERM, then SIGKILL after `timeout`; the exit code (None if it had to be killed)."""
-        process = self.process
-        if process is None:
-            return None
-        if process.poll() is not None:
-            return process.returncode
-        process.send_signal(signal.SIGTERM)
-        try:
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would end it."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-    def log_tail(self, lines: int = 40) -> str:
-        if not self.log_path.exists():
-            return "(no log)"
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -752,95 +648,6 @@ def _delete_webhook_configurations(member: ClusterAccess) -> None:
             api.delete_mutating_webhook_configuration(mutating)
         with contextlib.suppress(client.ApiException):
             api.delete_validating_webhook_configuration(validating)
-
-
-def install_crds(member: ClusterAccess, timeout: float = 60.0) -> None:
-    """Create the charts' CRDs that are missing and wait until all are Established."""
-    from kubernetes import client
-
-    manifests: dict[str, Json] = {}
-    for folder in CRD_FOLDERS:
-        for path in sorted(folder.glob("*.yaml")):
-            manifest = yaml.safe_load(path.read_text())
-            manifests[manifest["metadata"]["name"]] = manifest
-    with member.api_client() as api_client:
-        api = client.ApiextensionsV1Api(api_client)
-        for manifest in manifests.values():
-            try:
-                api.create_custom_resource_definition(manifest)
-            except client.ApiException as error:
-                if error.status != 409:
-                    raise
-        for name in manifests:
-
-            def established(crd: str = name) -> bool:
-                conditions = api.read_custom_resource_definition(crd).status.conditions or []
-                return any(c.type == "Established" and c.status == "True" for c in conditions)
-
-            until(established, f"CRD {name} established on {member.name}", timeout)
-
-
-def node_pools(member: ClusterAccess) -> dict[str, dict[str, Fraction]]:
-    """Pool label value → allocatable of its nodes, summed, for the queue resources."""
-    from kubernetes import client
-
-    from core.api.quantity import parse_quantity
-
-    pools: dict[str, dict[str, Fraction]] = {}
-    with member.api_client() as api_client:
-        nodes = client.CoreV1Api(api_client).list_node(label_selector=POOL_LABEL).items
-    for node in nodes:
-        pool = pools.setdefault(node.metadata.labels[POOL_LABEL], {})
-        for resource in QUEUE_RESOURCES:
-            text = (node.status.allocatable or {}).get(resource)
-            if text is not None:
-                pool[resource] = pool.get(resource, Fraction(0)) + parse_quantity(text)
-    return pools
-
-
-def cluster_queue_manifest(
-    name: str,
-    flavors: list[tuple[str, Mapping[str, Fraction]]],
-    *,
-    preemption: Mapping[str, Any] | None = None,
-    admission_checks: tuple[str, ...] = (),
-) -> Json:
-    """One resource group over QUEUE_RESOURCES; a flavor lacking a resource gets 0 of it."""
-    from core.api.quantity import format_quantity
-
-    spec: Json = {
-        "namespaceSelector": {},
-        "resourceGroups": [
-            {
-                "coveredResources": list(QUEUE_RESOURCES),
-                "flavors": [
-                    {
-                        "name": flavor,
-                        "resources": [
-                            {
-                                "name": resource,
-                                "nominalQuota": str(
-                                    format_quantity(
-                                        quota.get(resource, Fraction(0)),
-                                        binary=resource in BINARY_RESOURCES,
-                                    )
-                                ),
-                            }
-                            for resource in QUEUE_RESOURCES
-                        ],
-                    }
-                    for flavor, quota in flavors
-                ],
-            }
-        ],
-    }
-    if preemption:
-        spec["preemption"] = dict(preemption)
-    if admission_checks:
-        spec["admissionChecksStrategy"] = {
-            "admissionChecks": [{"name": check} for check in admission_checks]
-        }
-    return {"kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
 @contextlib.contextmanager

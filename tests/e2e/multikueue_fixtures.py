@@ -29,12 +29,9 @@ from typing import Any, TypeVar
 import pytest
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from devfleet.multikueue_fleet import (
-    MultiKueueFleet,
-    MultiKueueFleetSpec,
-    condition_of,
-    until,
-)
+from devfleet.conditions import condition_of
+from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
+from devfleet.polling import until
 from devfleet.sample_jobs import gpu_job
 
 T = TypeVar("T")

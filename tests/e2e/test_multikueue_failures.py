@@ -29,15 +29,12 @@ import pytest
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes
+from devfleet.conditions import condition_of
 from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_spec import ClusterSpec, load_fleet_spec
 from devfleet.member_control import MemberControl
-from devfleet.multikueue_fleet import (
-    MultiKueueFleet,
-    MultiKueueFleetSpec,
-    condition_of,
-    until,
-)
+from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
+from devfleet.polling import until
 from devfleet.sample_jobs import gpu_job
 from devfleet.toolchain import missing_binaries
 
