@@ -16,26 +16,25 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
 from kubernetes import client
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.fleet_crds import install_crds
+from devfleet.polling import until
+from devfleet.ports import allocate_ports
 from devfleet.sample_jobs import gpu_job
 
-T = TypeVar("T")
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
-WORKER_CRDS = REPO / "charts" / "fleetq-worker" / "crds"
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
 GPU = "nvidia.com/gpu"
@@ -44,44 +43,6 @@ ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _until(probe: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
-
-
-def _install_crds(member: ClusterAccess) -> None:
-    with member.api_client() as api_client:
-        api = client.ApiextensionsV1Api(api_client)
-        names = []
-        for path in sorted(WORKER_CRDS.glob("*.yaml")):
-            manifest = yaml.safe_load(path.read_text())
-            names.append(manifest["metadata"]["name"])
-            with contextlib.suppress(client.ApiException):
-                api.create_custom_resource_definition(manifest)
-        for name in names:
-
-            def established(crd_name: str = name) -> bool:
-                crd = api.read_custom_resource_definition(crd_name)
-                return any(
-                    c.type == "Established" and c.status == "True"
-                    for c in (crd.status.conditions or [])
-                )
-
-            _until(established, f"CRD {name} established", timeout=60)
 
 
 class AgentProcess:
@@ -102,7 +63,7 @@ class AgentProcess:
                 }
             )
         )
-        self.health_port, self.metrics_port = _free_port(), _free_port()
+        self.health_port, self.metrics_port = allocate_ports(2)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -144,7 +105,7 @@ class AgentProcess:
                 return bool(reply.status == 200)
             return False
 
-        _until(ready, "the agent's /readyz", timeout=60)
+        until(ready, "the agent's /readyz", timeout=60)
 
     def metrics(self) -> str:
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
@@ -227,7 +188,7 @@ def agent_world(
     full_fleet: RunningFleet, namespace_factory: NamespaceFactory, tmp_path: Path
 ) -> Iterator[tuple[Worker, AgentProcess, str, str]]:
     member = full_fleet.cluster("worker-1")
-    _install_crds(member)
+    install_crds(member)
     namespace = namespace_factory("agent", clusters=(member,))
     suffix = namespace.rpartition("-")[2]
     flavor, cq = f"gpu-{suffix}", f"gpus-{suffix}"
@@ -316,7 +277,7 @@ def test_the_agent_reports_the_gpu_pool_and_admits_a_dispatched_job(
         entry = _flavor(worker.report(agent.name), flavor)
         return entry if entry and (entry.get("free") or {}).get(GPU) == "32" else None
 
-    entry = _until(pool, "the GPU pool in the report")
+    entry = until(pool, "the GPU pool in the report")
     assert entry["nodeCount"] == 4
     assert entry["allocatable"][GPU] == "32"
     assert [block[GPU] for block in entry["largestFreeBlocks"]] == ["8"] * 4
@@ -331,11 +292,11 @@ def test_the_agent_reports_the_gpu_pool_and_admits_a_dispatched_job(
     worker.batch.create_namespaced_job(worker.namespace, job)
     name = workload["metadata"]["name"]
 
-    admitted = _until(
+    admitted = until(
         lambda: _condition(worker.workload(name), "Admitted") or None, "the Workload admitted"
     )
     assert admitted["status"] == "True"
-    _until(
+    until(
         lambda: not worker.batch.read_namespaced_job("train", worker.namespace).spec.suspend,
         "the Job unsuspended",
     )
@@ -345,7 +306,7 @@ def test_the_agent_reports_the_gpu_pool_and_admits_a_dispatched_job(
         entry = _flavor(worker.report(agent.name), flavor)
         return entry if entry and entry["free"][GPU] == "24" else None
 
-    busy_entry = _until(busy, "8 GPUs taken in the report")
+    busy_entry = until(busy, "8 GPUs taken in the report")
     assert busy_entry["requested"][GPU] == "8"
 
     pods = worker.core.list_namespaced_pod(worker.namespace, label_selector="job-name=train").items
@@ -354,10 +315,8 @@ def test_the_agent_reports_the_gpu_pool_and_admits_a_dispatched_job(
     assert all(p.spec.node_selector.get(POOL_LABEL) == "gpu" for p in pods)
 
     # They finish: the GPUs come back and the Workload is Finished.
-    _until(pool, "the GPUs free again")
-    finished = _until(
-        lambda: _condition(worker.workload(name), "Finished"), "the Workload finished"
-    )
+    until(pool, "the GPUs free again")
+    finished = until(lambda: _condition(worker.workload(name), "Finished"), "the Workload finished")
     assert finished["status"] == "True"
     assert "fleetq_agent_capacity_report_writes_total" in agent.metrics()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,47 +23,22 @@ import yaml
 from kubernetes import client
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.fleet_crds import install_crds
+from devfleet.ports import allocate_ports
 from devfleet.sample_jobs import gpu_job
 
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
-WORKER_CRDS = REPO / "charts" / "fleetq-worker" / "crds"
 GROUP = "kueue.x-k8s.io"
 VERSION = "v1beta2"
 GPU = "nvidia.com/gpu"
 POOL_LABEL = "fleetq.dev/node-pool"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _install_crds(member: ClusterAccess) -> None:
-    with member.api_client() as api_client:
-        api = client.ApiextensionsV1Api(api_client)
-        names = []
-        for path in sorted(WORKER_CRDS.glob("*.yaml")):
-            manifest = yaml.safe_load(path.read_text())
-            names.append(manifest["metadata"]["name"])
-            with contextlib.suppress(client.ApiException):
-                api.create_custom_resource_definition(manifest)
-        deadline = time.monotonic() + 60
-        for name in names:
-            while True:
-                crd = api.read_custom_resource_definition(name)
-                conditions = crd.status.conditions or []
-                if any(c.type == "Established" and c.status == "True" for c in conditions):
-                    break
-                assert time.monotonic() < deadline, f"CRD {name} not established"
-                time.sleep(0.2)
-
-
 @pytest.fixture
 def hub_process(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, Any]]:
     worker = full_fleet.cluster("worker-1")
-    _install_crds(worker)
+    install_crds(worker)
     config = tmp_path / "config.yaml"
     config.write_text(
         yaml.safe_dump(
@@ -76,7 +50,7 @@ def hub_process(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, 
             }
         )
     )
-    health, metrics = _free_port(), _free_port()
+    health, metrics = allocate_ports(2)
     log = (tmp_path / "hub.log").open("w")
     process = subprocess.Popen(
         [

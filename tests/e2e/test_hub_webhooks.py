@@ -13,10 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,53 +26,19 @@ import yaml
 from kubernetes import client
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.fleet_crds import install_crds
+from devfleet.polling import until
+from devfleet.ports import allocate_ports
 from devfleet.sample_jobs import gpu_job
 
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
-WORKER_CRDS = REPO / "charts" / "fleetq-worker" / "crds"
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 GPU = "nvidia.com/gpu"
 POOL_LABEL = "fleetq.dev/node-pool"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MUTATING = "fleetq-mutating-webhook-configuration"
 VALIDATING = "fleetq-validating-webhook-configuration"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _install_crds(member: ClusterAccess) -> None:
-    with member.api_client() as api_client:
-        api = client.ApiextensionsV1Api(api_client)
-        names = []
-        for path in sorted(WORKER_CRDS.glob("*.yaml")):
-            manifest = yaml.safe_load(path.read_text())
-            names.append(manifest["metadata"]["name"])
-            with contextlib.suppress(client.ApiException):
-                api.create_custom_resource_definition(manifest)
-        deadline = time.monotonic() + 60
-        for name in names:
-            while not any(
-                c.type == "Established" and c.status == "True"
-                for c in api.read_custom_resource_definition(name).status.conditions or []
-            ):
-                assert time.monotonic() < deadline, f"CRD {name} not established"
-                time.sleep(0.2)
-
-
-def _wait(probe: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 def _configurations_present(worker: ClusterAccess) -> list[bool]:
@@ -106,7 +70,7 @@ def _delete_configurations(worker: ClusterAccess) -> None:
 @pytest.fixture
 def webhook_hub(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, Any]]:
     worker = full_fleet.cluster("worker-1")
-    _install_crds(worker)
+    install_crds(worker)
     assert _configurations_present(worker) == [False, False], "left over from another run"
     hub_namespace = f"fleetq-e2e-{uuid.uuid4().hex[:8]}"  # the hub creates it for its Secret
     config = tmp_path / "config.yaml"
@@ -122,15 +86,15 @@ def webhook_hub(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, 
             }
         )
     )
-    health = _free_port()
+    health = allocate_ports(1)[0]
     log_path = tmp_path / "hub.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "cli.main", "hub"),
                 *("--config", str(config), "--kubeconfig", str(worker.kubeconfig)),
-                *("--health-port", str(health), "--metrics-port", str(_free_port())),
-                *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(_free_port())),
+                *("--health-port", str(health), "--metrics-port", str(allocate_ports(1)[0])),
+                *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(allocate_ports(1)[0])),
             ],
             cwd=REPO,
             stdout=log,
@@ -139,7 +103,7 @@ def webhook_hub(full_fleet: RunningFleet, tmp_path: Path) -> Iterator[dict[str, 
         )
     hub = {"worker": worker, "process": process, "log": log_path}
     try:
-        _wait(lambda: _ready(health, process, log_path), "the hub ready (webhooks registered)")
+        until(lambda: _ready(health, process, log_path), "the hub ready (webhooks registered)")
         yield hub
     finally:
         process.terminate()
@@ -253,7 +217,7 @@ def test_a_plain_job_is_suspended_by_the_webhook_admitted_run_on_gpus_and_releas
                 usage = _cq_usage(worker, cq)
                 return usage if usage.get(GPU) == "8" else None
 
-            assert _wait(in_use, "8 GPUs in use")["reserving"] == "1"
+            assert until(in_use, "8 GPUs in use")["reserving"] == "1"
 
             def complete() -> Any:
                 found = batch.read_namespaced_job("train", namespace)
@@ -261,7 +225,7 @@ def test_a_plain_job_is_suspended_by_the_webhook_admitted_run_on_gpus_and_releas
                 done = any(c.type == "Complete" and c.status == "True" for c in conditions)
                 return found if done else None
 
-            finished = _wait(complete, "the Job complete", timeout=120)
+            finished = until(complete, "the Job complete", timeout=120)
             assert finished.status.succeeded == 2
             pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace).items
             assert len(pods) == 2
@@ -272,7 +236,7 @@ def test_a_plain_job_is_suspended_by_the_webhook_admitted_run_on_gpus_and_releas
                 usage = _cq_usage(worker, cq)
                 return usage if usage.get(GPU) == "0" and usage["reserving"] == "0" else None
 
-            _wait(released, "quota released")
+            until(released, "quota released")
 
             bad = gpu_job("bad", gpus_per_pod=1, pods=1, run_seconds=1)
             bad["metadata"]["labels"] = {QUEUE_LABEL: "Team_A"}
