@@ -32,13 +32,12 @@ from devfleet.fleet_crds import install_crds
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
 from devfleet.sample_jobs import gpu_job
+from tests.e2e.gpu_queue import GPU, POOL_LABEL, gpu_queue_manifests
 
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
-GPU = "nvidia.com/gpu"
-POOL_LABEL = "fleetq.dev/node-pool"
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -195,46 +194,10 @@ def agent_world(
     agent = AgentProcess(member, tmp_path, namespace, f"worker-1-{suffix}")
     with member.api_client() as api_client:
         worker = Worker(api_client, namespace)
-        worker.create(
-            "resourceflavors",
-            {
-                "kind": "ResourceFlavor",
-                "metadata": {"name": flavor},
-                "spec": {"nodeLabels": {POOL_LABEL: "gpu"}},
-            },
-        )
-        worker.create(
-            "clusterqueues",
-            {
-                "kind": "ClusterQueue",
-                "metadata": {"name": cq},
-                "spec": {
-                    "namespaceSelector": {
-                        "matchLabels": {"kubernetes.io/metadata.name": namespace}
-                    },
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu", "memory", GPU],
-                            "flavors": [
-                                {
-                                    "name": flavor,
-                                    "resources": [
-                                        {"name": "cpu", "nominalQuota": "64"},
-                                        {"name": "memory", "nominalQuota": "256Gi"},
-                                        {"name": GPU, "nominalQuota": "32"},
-                                    ],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            },
-        )
-        worker.create(
-            "localqueues",
-            {"kind": "LocalQueue", "metadata": {"name": "team"}, "spec": {"clusterQueue": cq}},
-            namespaced=True,
-        )
+        flavor_body, cq_body, lq_body = gpu_queue_manifests(flavor, cq, namespace, gpus=32)
+        worker.create("resourceflavors", flavor_body)
+        worker.create("clusterqueues", cq_body)
+        worker.create("localqueues", lq_body, namespaced=True)
         try:
             agent.start()
             agent.wait_ready()

@@ -26,13 +26,12 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.ports import allocate_ports
 from devfleet.sample_jobs import gpu_job
+from tests.e2e.gpu_queue import POOL_LABEL, gpu_queue_manifests
 
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
 GROUP = "kueue.x-k8s.io"
 VERSION = "v1beta2"
-GPU = "nvidia.com/gpu"
-POOL_LABEL = "fleetq.dev/node-pool"
 
 
 @pytest.fixture
@@ -122,49 +121,10 @@ def gpu_queue(
     flavor, cq = f"gpu-{suffix}", f"gpus-{suffix}"
     with worker.api_client() as api_client:
         custom = client.CustomObjectsApi(api_client)
-        _create(
-            custom,
-            "resourceflavors",
-            {
-                "kind": "ResourceFlavor",
-                "metadata": {"name": flavor},
-                "spec": {"nodeLabels": {POOL_LABEL: "gpu"}},
-            },
-        )
-        _create(
-            custom,
-            "clusterqueues",
-            {
-                "kind": "ClusterQueue",
-                "metadata": {"name": cq},
-                "spec": {
-                    "namespaceSelector": {
-                        "matchLabels": {"kubernetes.io/metadata.name": namespace}
-                    },
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu", "memory", GPU],
-                            "flavors": [
-                                {
-                                    "name": flavor,
-                                    "resources": [
-                                        {"name": "cpu", "nominalQuota": "64"},
-                                        {"name": "memory", "nominalQuota": "256Gi"},
-                                        {"name": GPU, "nominalQuota": "16"},
-                                    ],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            },
-        )
-        _create(
-            custom,
-            "localqueues",
-            {"kind": "LocalQueue", "metadata": {"name": "team"}, "spec": {"clusterQueue": cq}},
-            namespace,
-        )
+        flavor_body, cq_body, lq_body = gpu_queue_manifests(flavor, cq, namespace, gpus=16)
+        _create(custom, "resourceflavors", flavor_body)
+        _create(custom, "clusterqueues", cq_body)
+        _create(custom, "localqueues", lq_body, namespace)
     yield namespace, flavor, cq
     with worker.api_client() as api_client:
         custom = client.CustomObjectsApi(api_client)
