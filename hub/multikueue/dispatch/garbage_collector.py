@@ -3,7 +3,8 @@
 Removal normally happens in the reconciler's pass for the deleted Workload, but only on
 workers connected at that moment; a worker that was away, or a hub that crashed between
 a delete and its pass, leaves copies behind. Every `interval_seconds` (upstream's
-gcInterval; 0 turns it off) this walks each connected worker's origin-filtered caches:
+gcInterval; 0 turns it off), and at once when a worker (re)connects — where leftovers
+are most likely — this walks each connected worker's origin-filtered caches:
 a copy whose manager Workload is missing or terminating loses its job, then itself; an
 origin-labelled job naming such a Workload (its prebuilt-workload label) goes too.
 
@@ -15,6 +16,7 @@ origin label, and every delete is preconditioned on the object's UID (`RemoteWri
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,7 @@ from core.kube.object_meta import make_key, namespace_of, object_key
 from core.kube.object_store import ObjectStore
 from core.kube.resources import JOBS
 from hub.multikueue.connections.registry import WorkerRegistry
+from hub.multikueue.connections.worker_events import WorkerConnected, WorkerEvent
 from hub.multikueue.dispatch.remote_writes import WORKLOAD_KIND, RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json, is_deleting, metadata
 from integrations.labels import PREBUILT_WORKLOAD_LABEL
@@ -65,6 +68,12 @@ class GarbageCollector:
         self.busy = busy
         """Keys the reconciler is removing itself right now (left to it)."""
         self.log = structlog.get_logger("hub.multikueue.dispatch").bind(component="gc")
+        self._worker_returned = asyncio.Event()
+
+    def on_worker_event(self, event: WorkerEvent) -> None:
+        """Registry listener: a worker whose caches just synced may hold leftovers."""
+        if isinstance(event, WorkerConnected):
+            self._worker_returned.set()
 
     def orphaned(self, key: str | None) -> bool:
         if key is None:
@@ -76,7 +85,10 @@ class GarbageCollector:
         if self.interval_seconds <= 0:
             return
         while True:
-            await asyncio.sleep(self.interval_seconds)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.interval_seconds):
+                    await self._worker_returned.wait()
+            self._worker_returned.clear()
             report = await self.collect()
             if report.workloads or report.jobs or report.failures:
                 self.log.info(

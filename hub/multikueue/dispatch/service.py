@@ -117,6 +117,7 @@ class MultiKueueDispatch:
     async def run(self) -> None:
         """Watch, wait for the caches, then reconcile and collect until cancelled."""
         unsubscribe = self.registry.subscribe(self.reconciler.on_worker_event)
+        unsubscribe_gc = self.registry.subscribe(self.gc.on_worker_event)
         try:
             async with asyncio.TaskGroup() as group:
                 for informer in self._own:
@@ -134,4 +135,5 @@ class MultiKueueDispatch:
                 group.create_task(self.gc.run(), name="multikueue-gc")
         finally:
             unsubscribe()
+            unsubscribe_gc()
             self.reconciler.queue.shut_down()
