@@ -43,6 +43,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_spec import ClusterSpec, FleetSpec, NodeGroup
 from devfleet.kwok_stages import RUN_DURATION_ANNOTATION
+from devfleet.polling import until
 from devfleet.toolchain import missing_binaries
 from devfleet.upstream_kueue import UpstreamKueue, UpstreamKueueOptions, install_crd_files
 
@@ -67,14 +68,8 @@ SPEC = FleetSpec(
 
 
 def _until(probe: Callable[[], T | None], what: str, timeout: float = 90.0) -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
+    """devfleet's poll with this file's longer default (upstream Kueue's passes are slower)."""
+    return until(probe, what, timeout)
 
 
 def _remove_fleets_of_dead_sessions() -> None:

@@ -56,6 +56,7 @@ from devfleet.chart_install import (
 )
 from devfleet.chart_install import mint_identity as mint_chart_identity
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.polling import until
 from devfleet.toolchain import binary_path
 
 pytestmark = pytest.mark.integration
@@ -83,14 +84,7 @@ PLURALS = {
 
 
 def eventually(probe: Callable[[], T | None], *, timeout: float, what: str) -> T:
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
+    return until(probe, what, timeout)
 
 
 def object_path(obj: dict[str, Any]) -> str:
