@@ -88,7 +88,7 @@ def run_agent(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     from core.kube.client import KubeClient
     from core.kube.cluster_config import ClusterConfigError, load_cluster_config
-    from hub.runtime.hub_webhooks import UrlRegistration
+    from core.manager.webhook_service import UrlRegistration
     from worker_agent.agent import Agent, AgentOptions
 
     try:

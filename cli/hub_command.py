@@ -110,8 +110,8 @@ def run_hub(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, configuration: Any) -> int:
     from core.kube.client import KubeClient
     from core.kube.cluster_config import ClusterConfigError, load_cluster_config
+    from core.manager.webhook_service import UrlRegistration
     from hub.app import Hub, HubOptions
-    from hub.runtime.hub_webhooks import UrlRegistration
 
     try:
         cluster = await load_cluster_config(args.kubeconfig)
@@ -148,8 +148,8 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
 
 def _visibility_certificate(args: argparse.Namespace, namespace: str) -> Any:
     """The visibility server's certificate, when TLS was asked for (None: plain HTTP)."""
-    from hub.visibility.tls import ServingCertificate
-    from hub.webhook_certs import service_dns_names
+    from core.manager.serving_tls import ServingCertificate
+    from core.manager.webhook_certs import service_dns_names
 
     if args.visibility_cert_dir is not None:
         return ServingCertificate.from_dir(args.visibility_cert_dir)

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from hub.configuration import Configuration, ConfigurationError, load_configuration
-from hub.runtime.json_logging import configure_json_logging
+from core.manager.configuration import Configuration, ConfigurationError, load_configuration
+from core.manager.json_logging import configure_json_logging
 
 
 def load_configuration_for(command: str, path: Path | None, log_level: str) -> Configuration | None:
@@ -34,9 +34,9 @@ def load_configuration_for(command: str, path: Path | None, log_level: str) -> C
 async def run_until_signalled(command: str, run: Callable[[], Awaitable[None]], client: Any) -> int:
     """Run the process's main coroutine until SIGTERM/SIGINT; always close its client.
 
-    Exit status: 0 on a signal or a clean return, 1 when it stopped by itself (HubStopped).
+    Exit status: 0 on a signal or a clean return, 1 when it stopped by itself (ManagerStopped).
     """
-    from hub.app import HubStopped
+    from hub.app import ManagerStopped
 
     task = asyncio.current_task()
     assert task is not None
@@ -47,7 +47,7 @@ async def run_until_signalled(command: str, run: Callable[[], Awaitable[None]], 
         await run()
     except asyncio.CancelledError:
         return 0
-    except HubStopped as error:
+    except ManagerStopped as error:
         print(f"{command}: {error}", file=sys.stderr)
         return 1
     finally:

@@ -164,7 +164,7 @@ def ensure_namespace(kubeconfig: Path, namespace: str) -> None:
 
 def write_serving_certs(directory: Path) -> None:
     """A self-signed CA and a loopback serving certificate as tls.crt / tls.key."""
-    from hub.webhook_certs import issue
+    from core.manager.webhook_certs import issue
 
     bundle = issue(["127.0.0.1", "localhost"], dt.datetime.now(dt.UTC), "upstream-kueue")
     directory.mkdir(parents=True, exist_ok=True)

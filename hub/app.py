@@ -1,363 +1,77 @@
-"""The hub process: informers, engine, controllers and servers, wired and run together.
+"""The hub process: the Kueue manager runtime plus what only the manager cluster runs.
 
-`Hub` builds every part from a Configuration and a client of the manager cluster (no I/O
-in the constructor) and `run()` runs them until cancelled:
-1. probe and metrics servers start (and the visibility API, when asked for);
-2. informers list and watch; every change feeds the engine, also on a follower, so a
-   standby's caches and engine are warm when it takes over;
-3. once every cache has synced, the admission webhooks start (on every replica: they
-   answer from the caches; see `runtime.hub_webhooks`), /readyz turns ready when they
-   serve, and the replica campaigns for the Lease (with leaderElection.leaderElect;
-   otherwise it simply leads);
-4. the leader catches up with the apiserver, then runs the scheduler loop, the Workload
-   status writer, the queue-status writer, the finalizer and Job controllers and the
-   event recorder under one TaskGroup. Only the leader decides and writes.
-Losing the Lease ends `run()` with `LeadershipLost` (the process exits and restarts
-clean, as upstream's manager does); cancelling `run()` (SIGTERM) stops everything and a
-leader releases its Lease so a standby takes over at once.
+`Hub` is a `core.manager.manager.KueueManager` (informers, engine, controllers, webhooks,
+leader election) that adds, on the manager cluster:
+- MultiKueue: worker connections and dispatch, run by the leader only;
+- the pending-workloads visibility API, and delegated authentication for it and /metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib.metadata
-import socket
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import structlog
 from aiohttp import web
 
 from core.api.codec import decode
 from core.api.meta import OwnerReference
-from core.kube.client import KubeClient
-from core.kube.events import EventRecorder
-from core.kube.leader_election import LeaderElectionConfig, LeaderElector
-from hub.configuration import Configuration
-from hub.metrics import HubMetrics
+from core.manager.health_server import bound_port, serve
+from core.manager.manager import (
+    CachesNotSynced,
+    KueueManager,
+    LeadershipLost,
+    ManagerOptions,
+    ManagerStopped,
+    WebhooksFailed,
+    split_bind_address,
+)
+from core.manager.request_auth import RequestAuth
+from core.manager.serving_tls import ServingCertificate, server_context
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.dispatch.service import MultiKueueDispatch
-from hub.runtime.cluster_object_feed import ClusterObjectFeed
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.engine_settings import engine_config_for
-from hub.runtime.health_server import (
-    PROBE_PATHS,
-    bound_port,
-    metrics_routes,
-    probe_routes,
-    serve,
-)
-from hub.runtime.hub_events import CONTROLLER_NAME
-from hub.runtime.hub_webhooks import HubWebhooks, UrlRegistration
-from hub.runtime.informer_set import Cache, HubInformers
-from hub.runtime.job_actions import JobActions
-from hub.runtime.job_controller import JobController, JobManagement
-from hub.runtime.leader_catch_up import catch_up_workloads
-from hub.runtime.queue_status import QueueStatusWriter
-from hub.runtime.resource_finalizers import ResourceInUseFinalizers
-from hub.runtime.scheduler_loop import SchedulerLoop
-from hub.runtime.workload_feed import WorkloadFeed
-from hub.runtime.workload_status_sync import WorkloadStatusWriter
-from hub.runtime.workload_transitions import WorkloadTransitions
-from hub.runtime.workload_versions import WorkloadVersions
 from hub.visibility.delegated_auth import DelegatedAuth
 from hub.visibility.engine_source import EngineSource
 from hub.visibility.server import HEALTH_PATH as VISIBILITY_HEALTH_PATH
 from hub.visibility.server import create_app
-from hub.visibility.tls import ServingCertificate, server_context
 
-SYNC_TIMEOUT_SECONDS = 120.0
-
-
-class HubStopped(RuntimeError):
-    """A reason for the hub to stop on its own (the process exits non-zero)."""
-
-
-class LeadershipLost(HubStopped):
-    """This replica led and lost the Lease; it stops so it can restart clean."""
-
-
-class CachesNotSynced(HubStopped):
-    """The first list of some watched resource never completed."""
-
-
-class WebhooksFailed(HubStopped):
-    """The webhook server could not start or stopped on its own."""
-
-
-def split_bind_address(address: str) -> tuple[str, int]:
-    """`":8081"` or `"0.0.0.0:8081"` → (host, port); an empty host means all interfaces."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"bind address {address!r} is not host:port")
-    return host, int(port)
+__all__ = [
+    "CachesNotSynced",
+    "Hub",
+    "HubOptions",
+    "LeadershipLost",
+    "ManagerStopped",
+    "WebhooksFailed",
+    "split_bind_address",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class HubOptions:
-    """Process-level settings that the Configuration file does not carry."""
+class HubOptions(ManagerOptions):
+    """The manager's process settings plus the hub's own."""
 
-    health_port: int | None = None
-    """None: the Configuration's health.healthProbeBindAddress; 0: any free port; <0: off."""
-    metrics_port: int | None = None
-    """None: the Configuration's metrics.bindAddress; 0: any free port; <0: off."""
     visibility_port: int | None = None
     """Serve the pending-workloads API on this port (None: not served)."""
     visibility_certificate: ServingCertificate | None = None
     """With `visibility_port`: serve over TLS with delegated authentication and
     authorization, as an aggregated API server (None: plain HTTP, open to anyone)."""
-    metrics_auth: bool = False
-    """/metrics requires delegated authn/authz (/healthz and /readyz stay open)."""
-    metrics_certificate: ServingCertificate | None = None
-    """Serve /metrics over TLS; needs a metrics port apart from the probes' port."""
-    bind_host: str = ""
-    identity: str = ""
-    """Leader-election identity; default `<hostname>_<random>`."""
-    lease_namespace: str | None = None
-    """Overrides leaderElection.resourceNamespace (default: the Configuration's namespace)."""
-    lease_name: str | None = None
-    queue_status_interval_seconds: float = 1.0
-    status_workers: int = 32
-    """Workload status writes in flight at once; each mostly waits on one round trip, so
-    this bounds admissions per second (8 held a 50 jobs/s MultiKueue stream back)."""
-    job_workers: int = 16
-    """Jobs reconciled at once (a reconcile mostly waits on one write)."""
-    webhooks: bool = True
-    """Serve the admission webhooks (on every replica)."""
-    webhook_port: int | None = None
-    """None: the Configuration's webhook.port; 0: any free port."""
-    webhook_registration: UrlRegistration | None = None
-    """Out of cluster: serve on its host and register URL-based configurations; None:
-    in cluster, behind the chart's Service-based configurations."""
     multikueue: bool = True
-    """Connect to MultiKueue workers and dispatch to them (the leader only); off on agents."""
+    """Connect to MultiKueue workers and dispatch to them (the leader only)."""
 
 
-class Hub:
+class Hub(KueueManager):
     """One hub replica (see module docstring)."""
 
-    def __init__(
-        self,
-        configuration: Configuration,
-        client: KubeClient,
-        options: HubOptions | None = None,
-    ) -> None:
-        self.configuration = configuration
-        self.client = client
-        self.options = options or HubOptions()
-        self.identity = self.options.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
-        self.leader_elect = configuration.leader_election.leader_elect
-        self.log = structlog.get_logger("hub").bind(identity=self.identity)
-        self.metrics = HubMetrics(
-            replica_role="follower" if self.leader_elect else "standalone", version=_version()
-        )
-        self.events = EventRecorder(
-            client, reporting_controller=CONTROLLER_NAME, reporting_instance=self.identity
-        )
-        self.host = EngineHost(engine_config_for(configuration))
-        self.informers = HubInformers.create(client)
-        informers = self.informers
-        self.cluster_feed = ClusterObjectFeed(self.host, self.events)
-        self.versions = WorkloadVersions(informers.workloads.store.get)
-        self.workload_feed = WorkloadFeed(
-            self.host, self.versions, self.cluster_feed.priority_values, self.events
-        )
-        self.job_controller = JobController(
-            JobActions(client, self.events),
-            self.host,
-            self.versions,
-            jobs=informers.jobs.store,
-            workloads=informers.workloads.store,
-            resource_flavors=informers.resource_flavors.store,
-            namespaces=informers.namespaces.store,
-            pod_priority_classes=informers.pod_priority_classes.store,
-            workload_priority_values=self.cluster_feed.priority_values,
-            management=JobManagement(
-                manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
-                managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
-                wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
-            ),
-        )
-        self.status_writer = WorkloadStatusWriter(
-            client,
-            self.host,
-            self.workload_feed,
-            self.versions,
-            WorkloadTransitions(self.metrics, self.events),
-            workers=self.options.status_workers,
-            on_written=self.job_controller.workload_changed,
-        )
-        self.queue_status = QueueStatusWriter(
-            client,
-            self.host,
-            cluster_queues=informers.cluster_queues.store,
-            local_queues=informers.local_queues.store,
-            cohorts=informers.cohorts.store,
-            fair_sharing=configuration.fair_sharing_enabled,
-            metrics=self.metrics,
-            workload_queue=self._workload_queue_name,
-            interval_seconds=self.options.queue_status_interval_seconds,
-        )
-        self.finalizers = ResourceInUseFinalizers(
-            client,
-            self.host,
-            cluster_queues=informers.cluster_queues.store,
-            resource_flavors=informers.resource_flavors.store,
-            admission_checks=informers.admission_checks.store,
-            workloads=informers.workloads.store,
-        )
-        self.scheduler = SchedulerLoop(self.host, self.metrics)
-        self.webhooks = (
-            HubWebhooks(
-                configuration,
-                client,
-                informers,
-                port=self.options.webhook_port,
-                registration=self.options.webhook_registration,
-            )
-            if self.options.webhooks
-            else None
-        )
-        self._register_handlers()
-        self.leading = False
-        self.ports: dict[str, int] = {}
+    options: HubOptions
 
-    # -- wiring --------------------------------------------------------------------------
-    def _informer_for(self, kind: str) -> Cache:
-        informers = self.informers
-        return {
-            "ResourceFlavor": informers.resource_flavors,
-            "Cohort": informers.cohorts,
-            "ClusterQueue": informers.cluster_queues,
-            "LocalQueue": informers.local_queues,
-            "WorkloadPriorityClass": informers.workload_priority_classes,
-            "AdmissionCheck": informers.admission_checks,
-            "Namespace": informers.namespaces,
-        }[kind]
+    def _hub_options(self) -> HubOptions:
+        options = self.options
+        return options if isinstance(options, HubOptions) else HubOptions()
 
-    def _register_handlers(self) -> None:
-        for kind in self.cluster_feed.kinds:
-            self._informer_for(kind).add_handlers(self.cluster_feed.handlers(kind))
-        for kind in ("ClusterQueue", "ResourceFlavor", "AdmissionCheck"):
-            self._informer_for(kind).add_handlers(self.finalizers.handlers(kind))
-        # The engine first, so the Job controller reconciles against the updated engine.
-        self.informers.workloads.add_handlers(self.workload_feed.handlers())
-        self.informers.workloads.add_handlers(self.job_controller.workload_handlers())
-        self.informers.workloads.add_handlers(self.finalizers.workload_handlers())
-        self.informers.jobs.add_handlers(self.job_controller.job_handlers())
-
-    def _workload_queue_name(self, key: str) -> str | None:
-        workload = self.versions.current(key)
-        return None if workload is None else (workload.get("spec") or {}).get("queueName")
-
-    def _owners(self, namespace: str, name: str) -> Sequence[OwnerReference]:
-        workload = self.versions.current(f"{namespace}/{name}") or {}
-        refs = (workload.get("metadata") or {}).get("ownerReferences") or ()
-        return [decode(OwnerReference, ref) for ref in refs]
-
-    # -- state ---------------------------------------------------------------------------
-    @property
-    def ready(self) -> bool:
-        return self.not_ready_reason() is None
-
-    def not_ready_reason(self) -> str | None:
-        """Why /readyz fails, or None when this replica can take traffic."""
-        if not self.informers.synced:
-            return "informer caches not synced"
-        if self.webhooks is not None and not self.webhooks.ready:
-            return "webhook server not serving yet"
-        return None
-
-    # -- running -------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Run until cancelled; raises LeadershipLost if this replica led and lost."""
-        runners: list[web.AppRunner] = []
-        try:
-            await self._start_servers(runners)
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self.informers.run(), name="informers")
-                await self._wait_synced()
-                if self.webhooks is not None:
-                    group.create_task(self._serve_webhooks(self.webhooks), name="webhooks")
-                if self.leader_elect:
-                    await self._campaign()
-                    raise LeadershipLost(f"{self.identity} lost the Lease")
-                await self._lead()
-        except BaseExceptionGroup as group:
-            # Surface the hub's own reasons to stop as themselves, not wrapped in a group.
-            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], HubStopped):
-                raise group.exceptions[0] from None
-            raise
-        finally:
-            self.log.info("hub.stopping")
-            for runner in runners:
-                with contextlib.suppress(Exception):
-                    await runner.cleanup()
-
-    async def _wait_synced(self) -> None:
-        try:
-            await self.informers.wait_synced(SYNC_TIMEOUT_SECONDS)
-        except TimeoutError:
-            raise CachesNotSynced(
-                f"informer caches did not sync within {SYNC_TIMEOUT_SECONDS:.0f}s; "
-                "are the kueue.x-k8s.io CRDs installed and readable?"
-            ) from None
-        self.log.info("hub.caches_synced")
-
-    async def _serve_webhooks(self, webhooks: HubWebhooks) -> None:
-        try:
-            await webhooks.run()
-        except Exception as error:
-            raise WebhooksFailed(
-                f"the admission webhooks stopped: {type(error).__name__}: {error} "
-                "(run with --no-webhooks to go without them)"
-            ) from error
-
-    async def _campaign(self) -> None:
-        election = self.configuration.leader_election
-        elector = LeaderElector(
-            self.client,
-            LeaderElectionConfig(
-                namespace=self.options.lease_namespace
-                or election.resource_namespace
-                or self.configuration.namespace,
-                name=self.options.lease_name or election.resource_name,
-                identity=self.identity,
-                lease_duration_seconds=election.lease_duration_seconds,
-                renew_deadline_seconds=election.renew_deadline_seconds,
-                retry_period_seconds=election.retry_period_seconds,
-            ),
-            on_started_leading=self._lead,
-            on_new_leader=lambda holder: self.log.info("hub.leader_observed", leader=holder),
-        )
-        await elector.run()
-
-    async def _lead(self) -> None:
-        """The leader's work: catch up, then decide and write until cancelled."""
-        self.leading = True
-        self.metrics.replica_role = "leader" if self.leader_elect else "standalone"
-        self.log.info("hub.leading")
-        try:
-            if self.leader_elect:
-                await catch_up_workloads(self.client, self.workload_feed)
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self.scheduler.run(), name="scheduler")
-                group.create_task(self.status_writer.run(), name="workload-status")
-                group.create_task(self.queue_status.run(), name="queue-status")
-                group.create_task(self.finalizers.run(), name="finalizers")
-                group.create_task(self.job_controller.run(self.options.job_workers), name="jobs")
-                group.create_task(self.events.run(), name="events")
-                if self.options.multikueue:
-                    self._start_multikueue(group)
-        finally:
-            self.leading = False
-            if self.leader_elect:
-                self.metrics.replica_role = "follower"
-
-    def _start_multikueue(self, group: asyncio.TaskGroup) -> None:
+    def _lead_extensions(self, group: asyncio.TaskGroup) -> None:
         """Worker connections and dispatch: leader-only, built once per process."""
+        if not self._hub_options().multikueue:
+            return
         connections = MultiKueueConnections(self.client, self.configuration)
         dispatch = MultiKueueDispatch(
             self.client,
@@ -370,70 +84,36 @@ class Hub:
         group.create_task(connections.run(), name="multikueue-connections")
         group.create_task(dispatch.run(), name="multikueue-dispatch")
 
-    async def _start_servers(self, runners: list[web.AppRunner]) -> None:
-        config, options = self.configuration, self.options
-        health = _port(options.health_port, config.health_probe_bind_address)
-        metrics = _port(options.metrics_port, config.metrics_bind_address)
-        if options.metrics_certificate is not None and metrics == health:
-            raise ValueError("/metrics over TLS needs a port of its own, apart from the probes")
+    def _request_auth(self) -> RequestAuth | None:
+        options = self._hub_options()
         secure_visibility = (
             options.visibility_port is not None and options.visibility_certificate is not None
         )
-        auth = DelegatedAuth(self.client) if secure_visibility or options.metrics_auth else None
-        if auth is not None:
-            await auth.load_trust()
-        apps: dict[int, web.Application] = {}
-        for port in {p for p in (health, metrics) if p is not None}:
-            guarded = port == metrics and auth is not None and options.metrics_auth
-            middlewares = [auth.middleware(open_paths=PROBE_PATHS)] if guarded and auth else []
-            apps[port] = web.Application(middlewares=middlewares)
-        if health is not None:
-            probe_routes(apps[health], self.not_ready_reason)
-        if metrics is not None:
-            metrics_routes(apps[metrics], self.metrics)
-        for port, app in apps.items():  # the same port (even 0) serves both
-            tls = None
-            if port == metrics and options.metrics_certificate is not None:
-                tls = server_context(options.metrics_certificate)
-                if auth is not None:
-                    auth.follow_trust(tls)
-            runner = await serve(app, options.bind_host, port, ssl_context=tls)
-            runners.append(runner)
-            actual = bound_port(runner)
-            if port == health:
-                self.ports["health"] = actual
-            if port == metrics:
-                self.ports["metrics"] = actual
-        if options.visibility_port is not None:
-            await self._serve_visibility(runners, options.visibility_port, auth)
-        self.log.info("hub.serving", **self.ports)
+        if secure_visibility or options.metrics_auth:
+            return DelegatedAuth(self.client)
+        return None
 
-    async def _serve_visibility(
-        self, runners: list[web.AppRunner], port: int, auth: DelegatedAuth | None
+    def _owners(self, namespace: str, name: str) -> Sequence[OwnerReference]:
+        workload = self.versions.current(f"{namespace}/{name}") or {}
+        refs = (workload.get("metadata") or {}).get("ownerReferences") or ()
+        return [decode(OwnerReference, ref) for ref in refs]
+
+    async def _start_extra_servers(
+        self, runners: list[web.AppRunner], auth: RequestAuth | None
     ) -> None:
+        options = self._hub_options()
+        if options.visibility_port is None:
+            return
         source = EngineSource(self.host.engine, owners=self._owners)
-        certificate = self.options.visibility_certificate
+        certificate = options.visibility_certificate
         if certificate is None or auth is None:
             app = create_app(source)
-            runner = await serve(app, self.options.bind_host, port)
+            runner = await serve(app, options.bind_host, options.visibility_port)
         else:
             tls = server_context(certificate)
             auth.follow_trust(tls)
             guard = auth.middleware(open_paths=frozenset({VISIBILITY_HEALTH_PATH}))
             app = create_app(source, middlewares=[guard])
-            runner = await serve(app, self.options.bind_host, port, ssl_context=tls)
+            runner = await serve(app, options.bind_host, options.visibility_port, ssl_context=tls)
         runners.append(runner)
         self.ports["visibility"] = bound_port(runner)
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("fleetq")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _port(option: int | None, bind_address: str) -> int | None:
-    if option is None:
-        return split_bind_address(bind_address)[1]
-    return None if option < 0 else option

@@ -1,6 +1,7 @@
 """The worker agent: local admission plus the capacity report, in one process.
 
-Local admission is the hub runtime itself (`hub.app.Hub`) run against the worker cluster
+Local admission is the Kueue manager runtime (`core.manager.manager.KueueManager`, the
+same the hub is built on) run against the worker cluster
 in single-cluster mode: the same informers, engine, scheduler loop and controllers, so a
 Workload the MultiKueue manager created here (and its suspended Job carrying
 `kueue.x-k8s.io/prebuilt-workload-name`) is admitted and the Job unsuspended exactly as
@@ -26,10 +27,10 @@ import structlog
 from aiohttp import web
 
 from core.kube.client import KubeClient
-from hub.app import Hub, HubOptions, HubStopped, split_bind_address
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime.health_server import bound_port, metrics_routes, probe_routes, serve
-from hub.runtime.hub_webhooks import UrlRegistration
+from core.manager.configuration import Configuration, LeaderElection
+from core.manager.health_server import bound_port, metrics_routes, probe_routes, serve
+from core.manager.manager import KueueManager, ManagerOptions, ManagerStopped, split_bind_address
+from core.manager.webhook_service import UrlRegistration
 from worker_agent.capacity_publisher import CapacityPublisher, PublisherSettings
 from worker_agent.publisher_metrics import PublisherMetrics
 from worker_agent.queue_figures_source import EngineQueueFigures
@@ -76,10 +77,10 @@ class Agent:
     ) -> None:
         self.configuration = configuration
         self.options = options
-        self.hub = Hub(
+        self.manager = KueueManager(
             configuration,
             client,
-            HubOptions(
+            ManagerOptions(
                 health_port=-1,
                 metrics_port=-1,
                 bind_host=options.bind_host,
@@ -90,24 +91,23 @@ class Agent:
                 webhooks=options.webhooks,
                 webhook_port=options.webhook_port,
                 webhook_registration=options.webhook_registration,
-                multikueue=False,  # a worker admits locally; it dispatches nowhere
             ),
         )
-        hub = self.hub
+        manager = self.manager
         self.log = structlog.get_logger("worker_agent").bind(
-            cluster=options.cluster_name, identity=hub.identity
+            cluster=options.cluster_name, identity=manager.identity
         )
         self.publisher = CapacityPublisher(
             client,
             options.publisher or PublisherSettings(cluster_name=options.cluster_name),
-            resource_flavors=hub.informers.resource_flavors,
-            cluster_queues=hub.informers.cluster_queues,
-            queue_figures=EngineQueueFigures(hub.host.engine).figures,
-            wait_for=list(hub.informers),
-            is_leading=lambda: hub.leading,
-            metrics=PublisherMetrics(hub.metrics.registry),
+            resource_flavors=manager.informers.resource_flavors,
+            cluster_queues=manager.informers.cluster_queues,
+            queue_figures=EngineQueueFigures(manager.host.engine).figures,
+            wait_for=list(manager.informers),
+            is_leading=lambda: manager.leading,
+            metrics=PublisherMetrics(manager.metrics.registry),
         )
-        hub.host.add_listener(self.publisher)
+        manager.host.add_listener(self.publisher)
         self.ports: dict[str, int] = {}
 
     @property
@@ -116,21 +116,21 @@ class Agent:
 
     def not_ready_reason(self) -> str | None:
         """Why /readyz fails, or None when the agent is fully up."""
-        reason = self.hub.not_ready_reason()
+        reason = self.manager.not_ready_reason()
         if reason is None and not self.publisher.synced:
             reason = "capacity caches (nodes, pods) not synced"
         return reason
 
     async def run(self) -> None:
-        """Run until cancelled; raises the runtime's HubStopped reasons (e.g. LeadershipLost)."""
+        """Run until cancelled; raises ManagerStopped reasons (e.g. LeadershipLost)."""
         runners: list[web.AppRunner] = []
         try:
             await self._start_servers(runners)
             async with asyncio.TaskGroup() as group:
-                group.create_task(self.hub.run(), name="local-admission")
+                group.create_task(self.manager.run(), name="local-admission")
                 group.create_task(self.publisher.run(), name="capacity-publisher")
         except BaseExceptionGroup as group:
-            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], HubStopped):
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], ManagerStopped):
                 raise group.exceptions[0] from None
             raise
         finally:
@@ -146,7 +146,7 @@ class Agent:
         if health is not None:
             probe_routes(apps.setdefault(health, web.Application()), self.not_ready_reason)
         if metrics is not None:
-            metrics_routes(apps.setdefault(metrics, web.Application()), self.hub.metrics)
+            metrics_routes(apps.setdefault(metrics, web.Application()), self.manager.metrics)
         for port, app in apps.items():  # one port (even 0) may serve both
             runner = await serve(app, self.options.bind_host, port)
             runners.append(runner)

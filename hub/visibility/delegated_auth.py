@@ -25,6 +25,7 @@ from aiohttp.typedefs import Handler, Middleware
 from core.kube.client import KubeClient
 from core.kube.errors import KubeError, NotFound
 from core.kube.resources import CONFIGMAPS
+from core.manager.serving_tls import trust_client_cas
 from hub.visibility.access_review import AccessReviewer, Decision
 from hub.visibility.authentication import UserInfo, bearer_token, certificate_user
 from hub.visibility.authorization import (
@@ -41,7 +42,6 @@ from hub.visibility.front_proxy import (
     parse_authentication_configmap,
 )
 from hub.visibility.status import Status, StatusDetails, StatusReason
-from hub.visibility.tls import trust_client_cas
 from hub.visibility.token_review import TokenReviewer
 
 USER_KEY = web.RequestKey("fleetq_user", UserInfo)

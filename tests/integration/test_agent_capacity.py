@@ -26,9 +26,9 @@ from core.api.registry import kind_info
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.resources import NAMESPACES, NODES, PODS, Resource
+from core.manager import watched_kinds as kinds
+from core.manager.configuration import Configuration, LeaderElection
 from devfleet.cluster_access import RunningFleet
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime import watched_kinds as kinds
 from tests.integration.polling import eventually
 from worker_agent.agent import Agent, AgentOptions
 from worker_agent.capacity_publisher import PublisherSettings
@@ -311,7 +311,7 @@ class AgentWorld:
             await client.delete(NAMESPACES, self.namespace)
 
     def writes(self, agent: Agent) -> float:
-        registry = agent.hub.metrics.registry
+        registry = agent.manager.metrics.registry
         value = registry.get_sample_value(
             "fleetq_agent_capacity_report_writes_total", {"result": "written"}
         )

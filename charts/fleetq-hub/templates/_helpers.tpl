@@ -91,7 +91,7 @@ agree with this chart's objects set from the chart. Setting one of those in `con
 fails the render, naming the value to use instead, so the file never silently disagrees
 with the Services, ports and RBAC around it.
 */}}
-{{- define "fleetq-hub.configuration" -}}
+{{- define "fleetq-core.manager.configuration" -}}
 {{- $user := deepCopy (default (dict) .Values.configuration) -}}
 {{- $reserved := dict "namespace" "the release namespace (helm --namespace)" "health" "ports.health" "webhook" "ports.webhook and webhook.*" "internalCertManagement" "webhook.certificates.*" "apiVersion" "nothing (the chart sets it)" "kind" "nothing (the chart sets it)" -}}
 {{- range $key, $instead := $reserved -}}

@@ -25,7 +25,7 @@ from core.kube.client import KubeClient
 from core.kube.informer import Informer
 from core.kube.micro_time import utc_now
 from core.kube.resources import JOBS, SECRETS, ResourceRef
-from hub.configuration import Configuration
+from core.manager.configuration import Configuration
 from hub.multikueue.connections.admission_check_controller import AdmissionCheckController
 from hub.multikueue.connections.cluster_controller import ClusterController
 from hub.multikueue.connections.kubeconfig_source import DEFAULT_KUBECONFIG_ROOT

@@ -24,7 +24,7 @@ from core.kube.client import KubeClient
 from core.kube.informer import Informer
 from core.kube.micro_time import utc_now
 from core.kube.resources import JOBS
-from hub.configuration import Configuration
+from core.manager.configuration import Configuration
 from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.dispatch.capacity_dispatcher import CapacityAwareDispatcher
 from hub.multikueue.dispatch.capacity_view import CapacityView

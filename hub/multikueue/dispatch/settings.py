@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.dispatch.nomination import DEFAULT_NOMINATION_TIMEOUT_SECONDS
 from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
-from hub.configuration import Configuration
+from core.manager.configuration import Configuration
 
 ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"

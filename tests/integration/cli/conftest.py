@@ -405,7 +405,7 @@ class _LogHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake_kubelet() -> Iterator[FakeKubelet]:
-    from hub.webhook_certs import issue
+    from core.manager.webhook_certs import issue
 
     bundle = issue(["127.0.0.1"], datetime.now(UTC), common_name="fake-kubelet")
     kubelet = FakeKubelet(port=0, logs={}, requests=[])

@@ -33,10 +33,10 @@ from core.kube.client import KubeClient, PatchType
 from core.kube.errors import Conflict, KubeError, NotFound
 from core.kube.informer import EventHandlers, Informer
 from core.kube.resources import JOBS, ResourceRef
+from core.manager import watched_kinds as kinds
+from core.manager.configuration import Configuration, LeaderElection
 from devfleet.cluster_access import RunningFleet
 from hub.app import Hub, HubOptions
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime import watched_kinds as kinds
 from tests.integration.polling import eventually
 
 REPO = Path(__file__).resolve().parents[3]

@@ -13,7 +13,7 @@ import pytest
 from core.kube.client import PatchType
 from core.kube.errors import Conflict
 from core.kube.resources import JOBS
-from hub.runtime import watched_kinds as kinds
+from core.manager import watched_kinds as kinds
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -20,7 +20,7 @@ import pytest
 
 from core.kube.informer import EventHandlers, Informer
 from core.kube.resources import LEASES
-from hub.runtime import watched_kinds as kinds
+from core.manager import watched_kinds as kinds
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

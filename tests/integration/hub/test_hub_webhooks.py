@@ -24,14 +24,14 @@ import pytest
 
 from core.kube.errors import ApiError, NotFound
 from core.kube.resources import JOBS, NAMESPACES
-from hub.app import Hub, HubOptions, WebhooksFailed
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.hub_webhooks import UrlRegistration
-from hub.webhooks.configurations import (
+from core.manager import watched_kinds as kinds
+from core.manager.configuration import Configuration, LeaderElection
+from core.manager.webhook_service import UrlRegistration
+from core.manager.webhooks.configurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
+from hub.app import Hub, HubOptions, WebhooksFailed
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

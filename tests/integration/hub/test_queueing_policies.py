@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from core.kube.resources import JOBS
-from hub.runtime import watched_kinds as kinds
+from core.manager import watched_kinds as kinds
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

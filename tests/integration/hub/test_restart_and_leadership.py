@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from core.kube.resources import LEASES, resource_label
+from core.manager import watched_kinds as kinds
+from core.manager.configuration import Configuration, LeaderElection
 from hub.app import HubOptions
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime import watched_kinds as kinds
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -9,16 +9,16 @@ import pytest
 
 from core.api.local_queue import LocalQueue
 from core.engine.model import Admission, Condition, PodSetAssignment, WorkloadStatus
+from core.manager.decoded_lookup import DecodedLookup
+from core.manager.finalizers import finalizer_patch
+from core.manager.queue_status import merge_conditions, queue_status_patch
+from core.manager.resource_versions import is_newer
+from core.manager.webhook_service import REGISTERED_BY_LABEL, UrlRegistration
+from core.manager.webhooks.configurations import mutating_configuration, validating_configuration
+from core.manager.workload_decisions import ExternalChange, classify, decision_state
+from core.manager.workload_status_patch import owned_status, status_patch
+from core.manager.workload_versions import WorkloadVersions
 from hub.app import split_bind_address
-from hub.runtime.decoded_lookup import DecodedLookup
-from hub.runtime.finalizers import finalizer_patch
-from hub.runtime.hub_webhooks import REGISTERED_BY_LABEL, UrlRegistration
-from hub.runtime.queue_status import merge_conditions, queue_status_patch
-from hub.runtime.resource_versions import is_newer
-from hub.runtime.workload_decisions import ExternalChange, classify, decision_state
-from hub.runtime.workload_status_patch import owned_status, status_patch
-from hub.runtime.workload_versions import WorkloadVersions
-from hub.webhooks.configurations import mutating_configuration, validating_configuration
 
 T0 = "2026-01-01T00:00:00Z"
 

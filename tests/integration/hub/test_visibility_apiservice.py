@@ -45,14 +45,14 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from core.kube.client import KubeClient
 from core.kube.errors import KubeError
 from core.kube.resources import NAMESPACES, Resource
+from core.manager import watched_kinds as kinds
+from core.manager.configuration import Configuration, LeaderElection
+from core.manager.serving_tls import ServingCertificate
+from core.manager.webhook_certs import service_dns_names
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl
 from devfleet.ports import allocate_ports
 from devfleet.toolchain import binary_path, missing_binaries
 from hub.app import Hub, HubOptions
-from hub.configuration import Configuration, LeaderElection
-from hub.runtime import watched_kinds as kinds
-from hub.visibility.tls import ServingCertificate
-from hub.webhook_certs import service_dns_names
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -29,8 +29,8 @@ from core.api.registry import kind_info
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.resources import JOBS, SECRETS, ResourceRef
+from core.manager.configuration import Configuration, MultiKueueSettings
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from hub.configuration import Configuration, MultiKueueSettings
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.connections.worker_connection import ConnectionSettings

@@ -28,8 +28,8 @@ from core.api.registry import kind_info
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.resources import SECRETS, Resource, ResourceRef
+from core.manager.configuration import Configuration, MultiKueueSettings
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from hub.configuration import Configuration, MultiKueueSettings
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.remote_caches import RemoteKinds
 from hub.multikueue.connections.service import MultiKueueConnections

@@ -33,14 +33,14 @@ from core.kube.client import KubeClient
 from core.kube.errors import ApiError, NotFound
 from core.kube.informer import Informer
 from core.kube.resources import JOBS, NAMESPACES
+from core.manager.webhook_certs import CertBundle, needs_renewal
+from core.manager.webhooks.cert_manager import InternalCertManager, default_targets
+from core.manager.webhooks.configurations import UrlEndpoint, WebhookSettings
+from core.manager.webhooks.job_context import CachedJobContext
+from core.manager.webhooks.registration import apply_configurations, delete_configurations
+from core.manager.webhooks.server import WebhookServer, create_app
+from core.manager.webhooks.tls import ServingCertificate
 from devfleet.cluster_access import RunningFleet
-from hub.webhook_certs import CertBundle, needs_renewal
-from hub.webhooks.cert_manager import InternalCertManager, default_targets
-from hub.webhooks.configurations import UrlEndpoint, WebhookSettings
-from hub.webhooks.job_context import CachedJobContext
-from hub.webhooks.registration import apply_configurations, delete_configurations
-from hub.webhooks.server import WebhookServer, create_app
-from hub.webhooks.tls import ServingCertificate
 
 TEST_LABEL = "fleetq.dev/webhook-test"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

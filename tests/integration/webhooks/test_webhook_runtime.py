@@ -24,11 +24,11 @@ import pytest_asyncio
 from core.kube.client import KubeClient
 from core.kube.errors import NotFound
 from core.kube.resources import NAMESPACES, SECRETS
+from core.manager.configuration import Configuration
+from core.manager.webhook_certs import issue
+from core.manager.webhooks.cert_files import write_cert_dir
+from core.manager.webhooks.runtime import WebhookRuntime
 from devfleet.cluster_access import RunningFleet
-from hub.configuration import Configuration
-from hub.webhook_certs import issue
-from hub.webhooks.cert_files import write_cert_dir
-from hub.webhooks.runtime import WebhookRuntime
 from integrations.admission_review import AdmissionRequest
 from integrations.batch_job.webhook import JobWebhookContext
 

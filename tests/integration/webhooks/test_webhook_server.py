@@ -21,10 +21,10 @@ from cryptography import x509
 from core.api.registry import kind_info
 from core.kube.errors import ApiError, NotFound
 from core.kube.resources import JOBS, SECRETS
-from hub.webhook_certs import CertBundle, issue
-from hub.webhooks.ca_injection import CaBundleSync, sync_ca_bundle
-from hub.webhooks.cert_secret import CertSecret
-from hub.webhooks.configurations import (
+from core.manager.webhook_certs import CertBundle, issue
+from core.manager.webhooks.ca_injection import CaBundleSync, sync_ca_bundle
+from core.manager.webhooks.cert_secret import CertSecret
+from core.manager.webhooks.configurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     validating_configuration,

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from cli.main import build_parser
-from hub.configuration import Configuration, parse_configuration
-from hub.webhooks.configurations import (
+from core.manager.configuration import Configuration, parse_configuration
+from core.manager.webhooks.configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
 )

@@ -18,13 +18,13 @@ import yaml
 from core.kube.client import KubeClient
 from core.kube.cluster_config import ClusterConfig, Credentials
 from core.kube.informer import Informer
-from hub.app import Hub
-from hub.configuration import parse_configuration
-from hub.multikueue.connections.service import MultiKueueConnections
-from hub.webhooks.configurations import (
+from core.manager.configuration import parse_configuration
+from core.manager.webhooks.configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
 )
+from hub.app import Hub
+from hub.multikueue.connections.service import MultiKueueConnections
 
 NAMESPACE = "fleetq-system"
 CHARTS = Path(__file__).resolve().parents[3] / "charts"

@@ -1,5 +1,5 @@
 """The hub chart's webhook objects: the same registrations the hub builds for itself
-(`hub.webhooks.configurations`), behind the chart's Service, in each certificate mode."""
+(`core.manager.webhooks.configurations`), behind the chart's Service, in each certificate mode."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from hub.webhooks.configurations import (
+from core.manager.webhooks.configurations import (
     ServiceEndpoint,
     WebhookSettings,
     mutating_configuration,
     validating_configuration,
 )
-from hub.webhooks.paths import VALIDATED
+from core.manager.webhooks.paths import VALIDATED
 
 NAMESPACE = "fleetq-system"
 CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hub.configuration import ConfigurationError, load_configuration, parse_configuration
+from core.manager.configuration import ConfigurationError, load_configuration, parse_configuration
 
 
 def test_no_file_gives_upstream_defaults_and_our_dispatcher() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from hub.metrics import HubMetrics, QueueFigures
+from core.manager.metrics import ManagerMetrics, QueueFigures
 
 
-def _samples(metrics: HubMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+def _samples(metrics: ManagerMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     found = {}
     for family in text_string_to_metric_families(metrics.exposition().decode()):
         for sample in family.samples:
@@ -15,13 +15,13 @@ def _samples(metrics: HubMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]]
     return found
 
 
-def _value(metrics: HubMetrics, metric: str, **labels: str) -> float:
+def _value(metrics: ManagerMetrics, metric: str, **labels: str) -> float:
     key = (metric, frozenset({**labels, "replica_role": metrics.replica_role}.items()))
     return _samples(metrics)[key]
 
 
 def test_events_are_counted_under_upstream_names() -> None:
-    metrics = HubMetrics(replica_role="leader")
+    metrics = ManagerMetrics(replica_role="leader")
     metrics.quota_reserved("cq-a", "high", waited=3.0)
     metrics.admitted("cq-a", "high", waited=4.0, checks_waited=1.0)
     metrics.evicted("cq-a", "Preempted", "InClusterQueue", "high")
@@ -61,7 +61,7 @@ def test_events_are_counted_under_upstream_names() -> None:
 
 
 def test_queue_gauges_follow_the_latest_figures_and_go_away_on_delete() -> None:
-    metrics = HubMetrics()
+    metrics = ManagerMetrics()
     metrics.set_cluster_queue("cq", QueueFigures(3, 2, 5, 4), "active", "team", "org")
     assert _value(metrics, "kueue_pending_workloads", cluster_queue="cq", status="active") == 3
     assert (
@@ -89,7 +89,7 @@ def test_queue_gauges_follow_the_latest_figures_and_go_away_on_delete() -> None:
 
 
 def test_local_queue_pending_gauge() -> None:
-    metrics = HubMetrics()
+    metrics = ManagerMetrics()
     metrics.set_local_queue("team-a", "default", QueueFigures(7, 1, 0, 0))
     assert (
         _value(
@@ -104,5 +104,5 @@ def test_local_queue_pending_gauge() -> None:
 
 
 def test_build_info_is_exposed() -> None:
-    text = HubMetrics(version="0.1.0").exposition().decode()
+    text = ManagerMetrics(version="0.1.0").exposition().decode()
     assert "kueue_build_info{" in text and 'git_version="0.1.0"' in text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.runtime.workload_status_patch import is_pending_note
-from hub.runtime.workload_status_sync import PENDING_REFRESH_SECONDS, PendingNotes
+from core.manager.workload_status_patch import is_pending_note
+from core.manager.workload_status_sync import PENDING_REFRESH_SECONDS, PendingNotes
 
 
 def cond(type_: str, status: str, reason: str, message: str = "m") -> dict[str, Any]:

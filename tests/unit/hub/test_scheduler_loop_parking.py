@@ -21,8 +21,8 @@ from core.engine.model import (
     ResourceQuota,
     Workload,
 )
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.scheduler_loop import SchedulerLoop
+from core.manager.engine_host import EngineHost
+from core.manager.scheduler_loop import SchedulerLoop
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from hub.visibility.tls import ServingCertificate, server_context, trust_client_cas
+from core.manager.serving_tls import ServingCertificate, server_context, trust_client_cas
 
 
 def test_self_signed_certificate_covers_the_names_and_is_signed_by_its_ca() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from hub.webhook_certs import CertBundle, issue, needs_renewal, service_dns_names
+from core.manager.webhook_certs import CertBundle, issue, needs_renewal, service_dns_names
 
 NOW = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 

@@ -23,10 +23,10 @@ from core.api.admission_check import AdmissionCheck
 from core.api.cluster_queue import ClusterQueue
 from core.api.local_queue import LocalQueue
 from core.kube.object_meta import make_key
-from hub.configuration import Configuration
-from hub.webhooks.job_context import CachedJobContext, JobAdmissionSettings
-from hub.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED, validate_path
-from hub.webhooks.server import create_app
+from core.manager.configuration import Configuration
+from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
+from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED, validate_path
+from core.manager.webhooks.server import create_app
 from integrations.admission_review import AdmissionRequest
 from integrations.batch_job.webhook import JobWebhookContext
 from integrations.json_patch import apply_patch

@@ -6,9 +6,9 @@ import datetime as dt
 import stat
 from pathlib import Path
 
-from hub.webhook_certs import issue
-from hub.webhooks.cert_files import write_cert_dir
-from hub.webhooks.cert_secret import (
+from core.manager.webhook_certs import issue
+from core.manager.webhooks.cert_files import write_cert_dir
+from core.manager.webhooks.cert_secret import (
     ROTATED_AT_ANNOTATION,
     StoredCertificates,
     read_secret,

@@ -5,15 +5,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from hub.webhooks.ca_injection import with_ca_bundle
-from hub.webhooks.configurations import (
+from core.manager.webhooks.ca_injection import with_ca_bundle
+from core.manager.webhooks.configurations import (
     ServiceEndpoint,
     UrlEndpoint,
     WebhookSettings,
     mutating_configuration,
     validating_configuration,
 )
-from hub.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
+from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

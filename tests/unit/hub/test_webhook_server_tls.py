@@ -15,12 +15,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from hub.webhook_certs import CertBundle, issue
-from hub.webhooks.cert_files import write_cert_dir
-from hub.webhooks.cert_manager import MountedCertWatcher
-from hub.webhooks.paths import JOB_VALIDATE_PATH
-from hub.webhooks.server import WebhookServer, create_app
-from hub.webhooks.tls import CertificateLoadError, ServingCertificate
+from core.manager.webhook_certs import CertBundle, issue
+from core.manager.webhooks.cert_files import write_cert_dir
+from core.manager.webhooks.cert_manager import MountedCertWatcher
+from core.manager.webhooks.paths import JOB_VALIDATE_PATH
+from core.manager.webhooks.server import WebhookServer, create_app
+from core.manager.webhooks.tls import CertificateLoadError, ServingCertificate
 from integrations.admission_review import AdmissionRequest
 from integrations.batch_job.webhook import JobWebhookContext
 

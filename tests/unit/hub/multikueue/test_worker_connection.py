@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from core.manager.webhook_certs import issue
 from hub.multikueue.connections.kubeconfig_file_watch import KubeconfigFileWatch
 from hub.multikueue.connections.kubeconfig_source import WorkerKubeconfig
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
@@ -24,7 +25,6 @@ from hub.multikueue.connections.worker_connection import (
     describe_failure,
 )
 from hub.multikueue.connections.worker_events import WorkerEvent
-from hub.webhook_certs import issue
 
 CREATED = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hub.configuration import ConfigurationError, parse_configuration
+from core.manager.configuration import ConfigurationError, parse_configuration
 from hub.multikueue.dispatch.settings import DispatchSettings
 
 

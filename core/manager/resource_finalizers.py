@@ -22,10 +22,10 @@ from core.kube.object_meta import name_of, object_key
 from core.kube.object_store import ObjectStore
 from core.kube.resources import ResourceRef
 from core.kube.workqueue import WorkQueue
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.field_manager import FIELD_MANAGER
-from hub.runtime.finalizers import is_deleting, set_finalizer
+from core.manager import watched_kinds as kinds
+from core.manager.engine_host import EngineHost
+from core.manager.field_manager import FIELD_MANAGER
+from core.manager.finalizers import is_deleting, set_finalizer
 from integrations.labels import RESOURCE_IN_USE_FINALIZER
 
 Json = Mapping[str, Any]

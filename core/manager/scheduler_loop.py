@@ -26,8 +26,8 @@ import time
 import structlog
 
 from core.engine.model import CycleResult
-from hub.metrics import HubMetrics
-from hub.runtime.engine_host import EngineHost
+from core.manager.engine_host import EngineHost
+from core.manager.metrics import ManagerMetrics
 
 MIN_BACKOFF_SECONDS = 0.001
 MAX_BACKOFF_SECONDS = 0.02
@@ -36,11 +36,11 @@ MAX_BACKOFF_SECONDS = 0.02
 class SchedulerLoop:
     """Drives `Engine.tick` and `Engine.schedule` (see module docstring)."""
 
-    def __init__(self, host: EngineHost, metrics: HubMetrics | None = None) -> None:
+    def __init__(self, host: EngineHost, metrics: ManagerMetrics | None = None) -> None:
         self.host = host
         self.metrics = metrics
         self.cycles = 0
-        self.log = structlog.get_logger("hub.runtime.scheduler")
+        self.log = structlog.get_logger("core.manager.scheduler")
 
     def _seconds_to_next_timer(self) -> float | None:
         due = self.host.engine.next_timer()

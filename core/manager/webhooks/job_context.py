@@ -21,7 +21,7 @@ from core.api.local_queue import LocalQueue
 from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME
 from core.engine.node_matching import label_selector_matches
 from core.kube.object_meta import labels_of
-from hub.configuration import Configuration
+from core.manager.configuration import Configuration
 from integrations.admission_review import AdmissionRequest
 from integrations.batch_job import job_fields
 from integrations.batch_job.webhook import JobWebhookContext

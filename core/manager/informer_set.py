@@ -17,20 +17,20 @@ from typing import Any
 from core.kube.client import KubeClient
 from core.kube.informer import Informer
 from core.kube.resources import ResourceRef
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.job_controller import (
+from core.manager import watched_kinds as kinds
+from core.manager.job_controller import (
     JOB_BY_PREBUILT_WORKLOAD,
     WORKLOAD_BY_OWNER_JOB,
     job_prebuilt_workload_index,
     workload_owner_job_index,
 )
-from hub.runtime.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+from core.manager.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
 
 Cache = Informer[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
-class HubInformers:
+class ManagerInformers:
     """Every cache the hub reads (see module docstring)."""
 
     resource_flavors: Cache
@@ -45,7 +45,7 @@ class HubInformers:
     pod_priority_classes: Cache
 
     @classmethod
-    def create(cls, client: KubeClient) -> HubInformers:
+    def create(cls, client: KubeClient) -> ManagerInformers:
         def cache(resource: ResourceRef, **indexers: Any) -> Cache:
             return Informer(client, resource, into=dict, indexers=indexers or None)
 

@@ -30,17 +30,17 @@ import structlog
 
 from core.kube.client import KubeClient
 from core.kube.resources import Resource
-from hub.webhook_certs import needs_renewal
-from hub.webhooks.ca_injection import CaBundleSync, sync_ca_bundle
-from hub.webhooks.cert_files import cert_file, key_file, write_cert_dir
-from hub.webhooks.cert_secret import CertSecret, RenewalPolicy, StoredCertificates
-from hub.webhooks.configurations import (
+from core.manager.webhook_certs import needs_renewal
+from core.manager.webhooks.ca_injection import CaBundleSync, sync_ca_bundle
+from core.manager.webhooks.cert_files import cert_file, key_file, write_cert_dir
+from core.manager.webhooks.cert_secret import CertSecret, RenewalPolicy, StoredCertificates
+from core.manager.webhooks.configurations import (
     MUTATING_CONFIGURATION_NAME,
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_CONFIGURATION_NAME,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
-from hub.webhooks.tls import CertificateLoadError, ServingCertificate
+from core.manager.webhooks.tls import CertificateLoadError, ServingCertificate
 
 CHECK_INTERVAL_SECONDS: Final = 3600.0
 RETRY_INTERVAL_SECONDS: Final = 30.0
@@ -49,7 +49,7 @@ CA_PROPAGATION_SECONDS: Final = 5.0
 
 Clock = Callable[[], dt.datetime]
 
-_log = structlog.get_logger("hub.webhooks.cert_manager")
+_log = structlog.get_logger("core.manager.webhooks.cert_manager")
 
 
 def utc_now() -> dt.datetime:

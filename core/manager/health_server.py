@@ -3,7 +3,7 @@
 /healthz answers as long as the event loop does; /readyz only once the replica can take
 traffic (every informer has stored its first list, the webhooks serve), and otherwise
 says what it still waits for;
-/metrics is the Prometheus exposition of `HubMetrics`. Health and metrics may share one
+/metrics is the Prometheus exposition of `ManagerMetrics`. Health and metrics may share one
 application or listen on separate ports, as the hub's configuration says. /metrics may
 require delegated authentication and authorization (a `get` on the non-resource path
 /metrics, as controller-runtime's secure metrics do) and TLS on a port of its own; the
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from hub.metrics import HubMetrics
+from core.manager.metrics import ManagerMetrics
 
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
@@ -43,7 +43,7 @@ def probe_routes(app: web.Application, not_ready_reason: Callable[[], str | None
     app.router.add_get(READY_PATH, readyz)
 
 
-def metrics_routes(app: web.Application, metrics: HubMetrics) -> None:
+def metrics_routes(app: web.Application, metrics: ManagerMetrics) -> None:
     async def scrape(_: web.Request) -> web.Response:
         response = web.Response(body=metrics.exposition())
         response.headers["Content-Type"] = CONTENT_TYPE_LATEST

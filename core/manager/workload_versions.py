@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.kube.object_meta import object_key, resource_version_of
-from hub.runtime.resource_versions import is_newer
+from core.manager.resource_versions import is_newer
 
 Json = Mapping[str, Any]
 

@@ -1,6 +1,6 @@
 """The webhook certificates kept in a Secret, shared by every hub replica.
 
-The Secret holds the CA and serving certificate (`hub.webhook_certs` keys), plus, after a
+The Secret holds the CA and serving certificate (`core.manager.webhook_certs` keys), plus, after a
 rotation, the CA it replaced and when: for a while the webhook configurations trust both
 CAs, so a replica that has not picked up the new certificate yet keeps being trusted.
 
@@ -23,7 +23,7 @@ import structlog
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, Conflict, NotFound
 from core.kube.resources import SECRETS
-from hub.webhook_certs import CertBundle, issue, needs_renewal
+from core.manager.webhook_certs import CertBundle, issue, needs_renewal
 
 PREVIOUS_CA_KEY: Final = "previous-ca.crt"
 ROTATED_AT_ANNOTATION: Final = "fleetq.dev/webhook-cert-rotated-at"
@@ -32,7 +32,7 @@ MANAGED_BY_LABEL: Final = "app.kubernetes.io/managed-by"
 RenewalPolicy = Callable[[CertBundle, list[str], dt.datetime], str | None]
 """Why a bundle must be replaced for these hosts at this time, or None (`needs_renewal`)."""
 
-_log = structlog.get_logger("hub.webhooks.cert_secret")
+_log = structlog.get_logger("core.manager.webhooks.cert_secret")
 
 
 class CertSecretError(RuntimeError):

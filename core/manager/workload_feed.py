@@ -28,24 +28,24 @@ from core.engine.model import Workload
 from core.kube.events import EventRecorder, EventType
 from core.kube.informer import EventHandlers
 from core.kube.object_meta import object_key, resource_version_of, uid_of
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.cluster_object_feed import TRANSLATION_ERRORS
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.hub_events import EventReason, reference
-from hub.runtime.resource_versions import is_newer
-from hub.runtime.workload_decisions import (
+from core.manager import watched_kinds as kinds
+from core.manager.cluster_object_feed import TRANSLATION_ERRORS
+from core.manager.engine_host import EngineHost
+from core.manager.event_reasons import EventReason, reference
+from core.manager.resource_versions import is_newer
+from core.manager.workload_decisions import (
     ExternalChange,
     check_states,
     classify,
     decision_state,
 )
-from hub.runtime.workload_status_patch import (
+from core.manager.workload_status_patch import (
     owned_fields_differ,
     owned_status,
     status_of,
     status_patch,
 )
-from hub.runtime.workload_versions import WorkloadVersions
+from core.manager.workload_versions import WorkloadVersions
 
 Json = Mapping[str, Any]
 
@@ -82,7 +82,7 @@ class WorkloadFeed:
         self.in_flight: dict[str, dict[str, Any]] = {}
         # Workloads the engine cannot read, with the reason (written as a condition).
         self.invalid: dict[str, str] = {}
-        self.log = structlog.get_logger("hub.runtime.workloads")
+        self.log = structlog.get_logger("core.manager.workloads")
 
     def handlers(self) -> EventHandlers[dict[str, Any]]:
         return EventHandlers(on_add=self.on_add, on_update=self.on_update, on_delete=self.on_delete)

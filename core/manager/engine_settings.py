@@ -15,7 +15,7 @@ from core.engine.config import (
     RequeuingTimestamp,
     WaitForPodsReadyConfig,
 )
-from hub.configuration import Configuration
+from core.manager.configuration import Configuration
 
 
 def engine_config_for(configuration: Configuration) -> EngineConfig:

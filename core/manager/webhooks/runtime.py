@@ -16,19 +16,19 @@ from pathlib import Path
 import structlog
 
 from core.kube.client import KubeClient
-from hub.configuration import Configuration
-from hub.webhook_certs import service_dns_names
-from hub.webhooks.cert_manager import (
+from core.manager.configuration import Configuration
+from core.manager.webhook_certs import service_dns_names
+from core.manager.webhooks.cert_manager import (
     CaBundleTarget,
     InternalCertManager,
     MountedCertWatcher,
     default_targets,
 )
-from hub.webhooks.job_context import JobContextProvider
-from hub.webhooks.server import WebhookServer, create_app
-from hub.webhooks.tls import ServingCertificate
+from core.manager.webhooks.job_context import JobContextProvider
+from core.manager.webhooks.server import WebhookServer, create_app
+from core.manager.webhooks.tls import ServingCertificate
 
-_log = structlog.get_logger("hub.webhooks")
+_log = structlog.get_logger("core.manager.webhooks")
 
 
 class WebhookRuntime:

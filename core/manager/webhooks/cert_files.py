@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from hub.webhook_certs import CA_CERT_KEY, TLS_CERT_KEY, TLS_KEY_KEY, CertBundle
+from core.manager.webhook_certs import CA_CERT_KEY, TLS_CERT_KEY, TLS_KEY_KEY, CertBundle
 
 CERT_FILE: Final = TLS_CERT_KEY
 KEY_FILE: Final = TLS_KEY_KEY

@@ -18,8 +18,8 @@ from core.kube.backoff import ExponentialBackoff
 from core.kube.client import KubeClient
 from core.kube.errors import Gone, KubeError, is_retriable
 from core.kube.object_meta import object_key, resource_version_of
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.workload_feed import WorkloadFeed
+from core.manager import watched_kinds as kinds
+from core.manager.workload_feed import WorkloadFeed
 
 RETRY_BACKOFF = ExponentialBackoff(base_seconds=0.5, cap_seconds=8.0, jitter=0.2)
 
@@ -43,7 +43,7 @@ async def catch_up_workloads(client: KubeClient, feed: WorkloadFeed, *, attempts
         if feed.versions.known_version(object_key(item)) != resource_version_of(item):
             feed.observe_fresh(item)  # the version gate drops anything not newer
             newer += 1
-    structlog.get_logger("hub.runtime.leader").info(
+    structlog.get_logger("core.manager.leader").info(
         "leader.caught_up", workloads=len(items), newer=newer, resource_version=version
     )
     return newer

@@ -22,7 +22,7 @@ from core.kube.client import KubeClient
 from core.kube.errors import Conflict, NotFound
 from core.kube.resources import Resource
 
-_log = structlog.get_logger("hub.webhooks.ca_injection")
+_log = structlog.get_logger("core.manager.webhooks.ca_injection")
 
 
 class CaBundleSync(enum.StrEnum):

@@ -41,13 +41,13 @@ from core.kube.informer import EventHandlers
 from core.kube.object_meta import make_key, namespace_of, object_key, uid_of
 from core.kube.object_store import ObjectStore
 from core.kube.workqueue import WorkQueue
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.finalizers import finalizers_of, is_deleting
-from hub.runtime.hub_events import EventReason
-from hub.runtime.job_actions import JobActions
-from hub.runtime.workload_decisions import condition_of, condition_true
-from hub.runtime.workload_status_patch import status_of
-from hub.runtime.workload_versions import WorkloadVersions
+from core.manager.engine_host import EngineHost
+from core.manager.event_reasons import EventReason
+from core.manager.finalizers import finalizers_of, is_deleting
+from core.manager.job_actions import JobActions
+from core.manager.workload_decisions import condition_of, condition_true
+from core.manager.workload_status_patch import status_of
+from core.manager.workload_versions import WorkloadVersions
 from integrations.batch_job import job_fields
 from integrations.batch_job.admission import plan_stop, start_job
 from integrations.batch_job.status import is_active, job_finished, pods_ready, reclaimable_pods
@@ -141,7 +141,7 @@ class JobController:
         selector = self.management.managed_jobs_namespace_selector
         self._namespace_selector = label_selector(selector) if selector is not None else None
         self.queue: WorkQueue[str] = WorkQueue("jobs")
-        self.log = structlog.get_logger("hub.runtime.jobs")
+        self.log = structlog.get_logger("core.manager.jobs")
 
     # -- triggers ------------------------------------------------------------------------
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:

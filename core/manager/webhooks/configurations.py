@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from core.kube.resources import Resource
-from hub.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
+from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
 
 MUTATING_CONFIGURATION_NAME: Final = "fleetq-mutating-webhook-configuration"
 VALIDATING_CONFIGURATION_NAME: Final = "fleetq-validating-webhook-configuration"

@@ -36,7 +36,7 @@ class EngineHost:
 
     def __init__(self, config: EngineConfig, *, clock: Clock | None = None) -> None:
         self.engine = Engine(config, clock or WallClock())
-        self.log = structlog.get_logger("hub.runtime.engine")
+        self.log = structlog.get_logger("core.manager.engine")
         self._listeners: list[EngineListener] = []
         self._wake = asyncio.Event()
         # Statuses a workload passed through that must be written even if the engine has

@@ -39,20 +39,20 @@ from core.kube.client import KubeClient, PatchType
 from core.kube.errors import Conflict, NotFound
 from core.kube.object_meta import name_of, namespace_of, resource_version_of
 from core.kube.workqueue import WorkQueue
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.field_manager import FIELD_MANAGER
-from hub.runtime.workload_decisions import condition_of, condition_true
-from hub.runtime.workload_feed import WorkloadFeed
-from hub.runtime.workload_status_patch import (
+from core.manager import watched_kinds as kinds
+from core.manager.engine_host import EngineHost
+from core.manager.field_manager import FIELD_MANAGER
+from core.manager.workload_decisions import condition_of, condition_true
+from core.manager.workload_feed import WorkloadFeed
+from core.manager.workload_status_patch import (
     changed_conditions,
     is_pending_note,
     owned_status,
     status_of,
     status_patch,
 )
-from hub.runtime.workload_transitions import WorkloadTransitions
-from hub.runtime.workload_versions import WorkloadVersions
+from core.manager.workload_transitions import WorkloadTransitions
+from core.manager.workload_versions import WorkloadVersions
 
 Json = Mapping[str, Any]
 DEFAULT_WORKERS = 8
@@ -152,7 +152,7 @@ class WorkloadStatusWriter:
         self.queue: WorkQueue[str] = WorkQueue("workload-status")
         self.notes = PendingNotes()
         self.conflicts = 0
-        self.log = structlog.get_logger("hub.runtime.status")
+        self.log = structlog.get_logger("core.manager.status")
         host.add_listener(self)
 
     # -- EngineListener ------------------------------------------------------------------

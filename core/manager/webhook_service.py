@@ -33,20 +33,20 @@ from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, Forbidden, KubeError, NotFound
 from core.kube.object_meta import labels_of
 from core.kube.resources import NAMESPACES
-from hub.configuration import Configuration
-from hub.runtime.decoded_lookup import DecodedLookup
-from hub.runtime.informer_set import HubInformers
-from hub.webhooks.cert_manager import CaBundleTarget, InternalCertManager, default_targets
-from hub.webhooks.configurations import (
+from core.manager.configuration import Configuration
+from core.manager.decoded_lookup import DecodedLookup
+from core.manager.informer_set import ManagerInformers
+from core.manager.webhooks.cert_manager import CaBundleTarget, InternalCertManager, default_targets
+from core.manager.webhooks.configurations import (
     DEFAULT_TIMEOUT_SECONDS,
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
     UrlEndpoint,
     WebhookSettings,
 )
-from hub.webhooks.job_context import CachedJobContext, JobAdmissionSettings
-from hub.webhooks.registration import apply_configurations
-from hub.webhooks.runtime import WebhookRuntime
+from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
+from core.manager.webhooks.registration import apply_configurations
+from core.manager.webhooks.runtime import WebhookRuntime
 
 REGISTERED_BY_LABEL: Final = "fleetq.dev/registered-by"
 REGISTERED_BY_VALUE: Final = "fleetq-hub-url"
@@ -86,7 +86,7 @@ class UrlRegistration:
         )
 
 
-def job_context_from(informers: HubInformers, configuration: Configuration) -> CachedJobContext:
+def job_context_from(informers: ManagerInformers, configuration: Configuration) -> CachedJobContext:
     """The Job webhooks' view of the cluster: the hub's own caches, decoded on demand."""
     return CachedJobContext(
         local_queues=DecodedLookup(informers.local_queues.store, LocalQueue),
@@ -104,14 +104,14 @@ def _first_error(error: BaseException) -> BaseException:
     return error
 
 
-class HubWebhooks:
+class ManagerWebhooks:
     """Serves the webhooks (and, out of cluster, registers them) while `run()` runs."""
 
     def __init__(
         self,
         configuration: Configuration,
         client: KubeClient,
-        informers: HubInformers,
+        informers: ManagerInformers,
         *,
         port: int | None = None,
         registration: UrlRegistration | None = None,
@@ -135,7 +135,7 @@ class HubWebhooks:
         if registration is None:
             self._registered.set()
         self._owned: set[CaBundleTarget] = set()
-        self.log = structlog.get_logger("hub.webhooks").bind(
+        self.log = structlog.get_logger("core.manager.webhooks").bind(
             mode="url" if registration is not None else "service"
         )
 

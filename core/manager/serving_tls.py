@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hub import webhook_certs
+from core.manager import webhook_certs
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import Final
 
 from core.kube.client import KubeClient
 from core.kube.errors import NotFound
-from hub.webhooks.configurations import (
+from core.manager.webhooks.configurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     WebhookSettings,

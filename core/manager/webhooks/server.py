@@ -26,10 +26,10 @@ import structlog
 from aiohttp import web
 
 from core.api.registry import KindInfo
-from hub.webhooks.job_context import JobContextProvider
-from hub.webhooks.kueue_review import review_kueue_object, wrong_kind_error
-from hub.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
-from hub.webhooks.tls import ServingCertificate
+from core.manager.webhooks.job_context import JobContextProvider
+from core.manager.webhooks.kueue_review import review_kueue_object, wrong_kind_error
+from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
+from core.manager.webhooks.tls import ServingCertificate
 from integrations.admission_review import (
     ADMISSION_API_VERSION,
     AdmissionRequest,
@@ -47,7 +47,7 @@ request limit (3 MiB by default), plus base64 overhead on the way back."""
 Review = Mapping[str, Any]
 AdmissionHandler = Callable[[Review], Awaitable[dict[str, Any]]]
 
-_log = structlog.get_logger("hub.webhooks")
+_log = structlog.get_logger("core.manager.webhooks")
 
 
 def admission_handlers(provider: JobContextProvider) -> dict[str, AdmissionHandler]:

@@ -15,10 +15,10 @@ from typing import Any
 from core.adapters.kueue_manifests import parse_time
 from core.engine.conditions import WorkloadConditionType as Cond
 from core.kube.events import EventRecorder
-from hub.metrics import HubMetrics
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.hub_events import EventReason, evicted_reason, reference
-from hub.runtime.workload_decisions import condition_of, condition_true
+from core.manager import watched_kinds as kinds
+from core.manager.event_reasons import EventReason, evicted_reason, reference
+from core.manager.metrics import ManagerMetrics
+from core.manager.workload_decisions import condition_of, condition_true
 
 Json = Mapping[str, Any]
 
@@ -56,7 +56,7 @@ def split_eviction_reason(reason: str) -> tuple[str, str]:
 class WorkloadTransitions:
     """Records the consequences of one landed status write (see module docstring)."""
 
-    def __init__(self, metrics: HubMetrics | None, events: EventRecorder | None) -> None:
+    def __init__(self, metrics: ManagerMetrics | None, events: EventRecorder | None) -> None:
         self.metrics = metrics
         self.events = events
 

@@ -30,7 +30,7 @@ class QueueFigures:
     admitted: int
 
 
-class HubMetrics:
+class ManagerMetrics:
     """All of the hub's metrics, in a registry of their own (tests get a fresh one each)."""
 
     def __init__(self, replica_role: str = "standalone", version: str = "unknown") -> None:

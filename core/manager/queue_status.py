@@ -29,12 +29,12 @@ from core.kube.errors import KubeError, NotFound
 from core.kube.object_meta import name_of, namespace_of, object_key
 from core.kube.object_store import ObjectStore
 from core.kube.resources import ResourceRef
-from hub.metrics import HubMetrics, QueueFigures
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.field_manager import FIELD_MANAGER
-from hub.runtime.finalizers import is_deleting
-from hub.runtime.workload_decisions import condition_of
+from core.manager import watched_kinds as kinds
+from core.manager.engine_host import EngineHost
+from core.manager.field_manager import FIELD_MANAGER
+from core.manager.finalizers import is_deleting
+from core.manager.metrics import ManagerMetrics, QueueFigures
+from core.manager.workload_decisions import condition_of
 
 Json = Mapping[str, Any]
 Store = ObjectStore[dict[str, Any]]
@@ -96,7 +96,7 @@ class QueueStatusWriter:
         local_queues: Store,
         cohorts: Store,
         fair_sharing: bool,
-        metrics: HubMetrics | None = None,
+        metrics: ManagerMetrics | None = None,
         workload_queue: Callable[[str], str | None] | None = None,
         interval_seconds: float = DEFAULT_INTERVAL_SECONDS,
         concurrency: int = 8,
@@ -118,7 +118,7 @@ class QueueStatusWriter:
         self._signal.set()
         self._gauged: dict[str, tuple[str, str]] = {}
         self.writes = 0
-        self.log = structlog.get_logger("hub.runtime.queue_status")
+        self.log = structlog.get_logger("core.manager.queue_status")
         host.add_listener(self)
 
     # -- EngineListener ------------------------------------------------------------------

@@ -22,9 +22,9 @@ from core.kube.events import EventRecorder, EventType
 from core.kube.informer import EventHandlers
 from core.kube.object_meta import name_of, namespace_of
 from core.kube.resources import ResourceRef
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.engine_host import EngineHost
-from hub.runtime.hub_events import EventReason, reference
+from core.manager import watched_kinds as kinds
+from core.manager.engine_host import EngineHost
+from core.manager.event_reasons import EventReason, reference
 
 Json = Mapping[str, Any]
 
@@ -56,7 +56,7 @@ class ClusterObjectFeed:
         self.events = events
         # WorkloadPriorityClass values, for Workloads that name a class but no priority.
         self.priority_values: dict[str, int] = {}
-        self.log = structlog.get_logger("hub.runtime.feed")
+        self.log = structlog.get_logger("core.manager.feed")
         engine = host.engine
         self._feeds = {
             "ResourceFlavor": _KindFeed(

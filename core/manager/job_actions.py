@@ -19,10 +19,10 @@ from core.kube.client import KubeClient, PatchType
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.events import EventRecorder, EventType
 from core.kube.object_meta import name_of, namespace_of, object_key, resource_version_of, uid_of
-from hub.runtime import watched_kinds as kinds
-from hub.runtime.field_manager import FIELD_MANAGER
-from hub.runtime.finalizers import set_finalizer
-from hub.runtime.hub_events import EventReason, reference
+from core.manager import watched_kinds as kinds
+from core.manager.event_reasons import EventReason, reference
+from core.manager.field_manager import FIELD_MANAGER
+from core.manager.finalizers import set_finalizer
 from integrations.batch_job.admission import JobSubresource, JobWrite
 from integrations.json_patch import JsonPatchOp
 from integrations.labels import RESOURCE_IN_USE_FINALIZER
