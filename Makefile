@@ -40,6 +40,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m core.api.crdgen --check
+	$(BIN)/lint-imports --no-cache
 
 typecheck: install
 	$(BIN)/mypy

@@ -1,4 +1,8 @@
-"""`fleetq dev ...`: build the tools and run a local fleet of real control planes."""
+"""`fleetq dev ...`: build the tools and run a local fleet of real control planes.
+
+The group lives with the dev fleet, not in `cli`, because product code never imports
+`devfleet`: `cli.main` finds it through the `fleetq.commands` entry point (pyproject.toml).
+"""
 
 from __future__ import annotations
 
