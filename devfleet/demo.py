@@ -40,7 +40,7 @@ from devfleet.fleet_spec import load_fleet_spec
 from devfleet.toolchain import binary_path, build_tools
 
 Say = Callable[[str], None]
-DEMO_TOOLS = ("kubernetes", "etcd", "kwok", "helm")
+DEMO_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "jobset")
 POLL_SECONDS = 0.5
 SHORT_JOBS_TIMEOUT_SECONDS = 150.0
 FULL_JOBS_TIMEOUT_SECONDS = 300.0
@@ -286,6 +286,7 @@ def _print_keep_instructions(
         lines += [f"  {p.label} (pid {p.pid}): log {p.log_path}" for p in processes.all]
     lines += [
         f"  identities, Configurations, logs: {workdir}",
+        f"  JobSet controllers (one per cluster): logs under {workdir.parent / 'jobset'}",
         f"  stop everything: fleetq dev down --name {fleet.name}",
     ]
     for line in lines:

@@ -6,6 +6,10 @@ inline) and `fleet.json`, the record `status` and `down` read. `up` refuses to s
 fleet that is still answering, and quietly clears one whose processes are gone (after a
 reboot, say). `down` deletes every cluster, then makes sure no process of the fleet is left
 and every port it used is closed, before removing the state directory.
+
+A full fleet also runs one JobSet controller (devfleet.jobset_controller) per cluster, the
+API-only manager included, out of cluster with its work directory under `jobset/<role>/`
+of the state directory; `down` stops them first.
 """
 
 from __future__ import annotations
@@ -27,6 +31,12 @@ from urllib.parse import urlparse
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
+from devfleet.jobset_controller import (
+    JobSetController,
+    JobSetControllerError,
+    controller_binary,
+    stop_controllers_under,
+)
 from devfleet.kwok_stages import stage_documents
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl, KwokctlError, check_binaries
 from devfleet.ports import allocate_ports
@@ -67,6 +77,12 @@ class Fleet:
         self.name = name
         self.dir = (home or fleet_home()) / "fleets" / name
         self.kwokctl = Kwokctl(self.dir / "kwok")
+        self.jobset_controllers: dict[str, JobSetController] = {}
+
+    @property
+    def jobset_dir(self) -> Path:
+        """Work directories (config, certificates, log, pid) of the JobSet controllers."""
+        return self.dir / "jobset"
 
     @property
     def record_path(self) -> Path:
@@ -105,9 +121,19 @@ class Fleet:
         lite: bool,
         progress: Progress = print,
         api_only: frozenset[str] = frozenset(),
+        jobset: bool | None = None,
     ) -> RunningFleet:
-        """Start the fleet; clusters named in `api_only` run lite even in a full fleet."""
+        """Start the fleet; clusters named in `api_only` run lite even in a full fleet.
+
+        `jobset` runs a JobSet controller against every cluster (default: in a full fleet).
+        """
         check_binaries()
+        with_jobset = not lite if jobset is None else jobset
+        if with_jobset:
+            try:
+                controller_binary()
+            except JobSetControllerError as exc:
+                raise FleetError(str(exc)) from exc
         if self.record() is not None:
             alive = self.answering()
             if alive:
@@ -141,7 +167,12 @@ class Fleet:
             record = FleetRecord(self.name, lite, names, kubeconfigs, servers, time.time(), 0.0)
             self.record_path.write_text(json.dumps(asdict(record), indent=2))
             self._prepare_clusters(
-                fleet, spec, lite_roles=lite_roles, progress=progress, started=started
+                fleet,
+                spec,
+                lite_roles=lite_roles,
+                progress=progress,
+                started=started,
+                jobset=with_jobset,
             )
         except BaseException:
             progress(f"fleet {self.name!r}: start failed, removing what was started")
@@ -201,6 +232,7 @@ class Fleet:
         lite_roles: set[str],
         progress: Progress,
         started: float,
+        jobset: bool = False,
     ) -> None:
         specs = {cluster.name: cluster for cluster in spec.clusters}
 
@@ -209,8 +241,29 @@ class Fleet:
             lite = member.name in lite_roles
             if not lite:
                 install_nodes(member, cluster_spec)
+            controller = None
+            if jobset:
+                # Started before the wait for nodes, ready (webhooks checked) after it.
+                controller = JobSetController(
+                    member.kubeconfig, self.jobset_dir / member.name, label=member.name
+                )
+                self.jobset_controllers[member.name] = controller
+                try:
+                    controller.start()
+                except JobSetControllerError as exc:
+                    raise FleetError(f"{member.name}: {exc}") from exc
             wait_ready(member, cluster_spec, lite=lite, timeout=180)
-            return f"  [{time.monotonic() - started:5.1f}s] {member.name}: ready"
+            line = f"  [{time.monotonic() - started:5.1f}s] {member.name}: ready"
+            if controller is not None:
+                try:
+                    seconds = controller.wait_ready()
+                except JobSetControllerError as exc:
+                    raise FleetError(f"{member.name}: {exc}") from exc
+                line += (
+                    f", JobSet controller pid {controller.pid} ready in {seconds:.1f}s "
+                    f"(log {controller.log_path})"
+                )
+            return line
 
         with ThreadPoolExecutor(max_workers=len(fleet.all)) as pool:
             for line in pool.map(prepare, fleet.all):
@@ -222,6 +275,11 @@ class Fleet:
         record = self.record()
         ports = [urlparse(s).port for s in (record.servers.values() if record else ())]
         names = list(record.clusters.values()) if record else []
+        # The JobSet controllers first: they would only log errors while clusters go away.
+        stop_controllers_under(self.jobset_dir)
+        for controller in self.jobset_controllers.values():  # reap the ones this process started
+            controller.stop(grace=1.0, unregister=False)
+        self.jobset_controllers.clear()
         with contextlib.suppress(KwokctlError):  # a broken work dir still gets cleaned below
             names = sorted(set(names) | set(self.kwokctl.clusters()))
         with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:

@@ -27,6 +27,7 @@ ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
+JOBSET_VERSION = "v0.10.1"
 
 
 def tools_cache_dir() -> Path:
@@ -163,6 +164,20 @@ TOOLS: tuple[GoTool, ...] = (
             "runner": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
         },
         ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_VERSION}",),
+    ),
+    GoTool(
+        name="jobset",
+        version=JOBSET_VERSION,
+        # The controller's main package is the module root (devfleet/jobset_controller.py).
+        packages=("sigs.k8s.io/jobset",),
+        binaries=("jobset-controller",),
+        checks={
+            # No --version flag either: the embedded module version tells.
+            "jobset-controller": VersionCheck(
+                (), f"sigs.k8s.io/jobset\t{JOBSET_VERSION}", build_info=True
+            ),
+        },
+        ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
     ),
 )
 

@@ -51,8 +51,8 @@ def _remove_fleets_of_dead_sessions() -> None:
             Fleet(directory.name).down(progress=lambda _: None)
 
 
-def _require_tools() -> None:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok"])
+def _require_tools(*, jobset: bool) -> None:
+    missing = missing_binaries(["kubernetes", "etcd", "kwok", *(["jobset"] if jobset else [])])
     if not missing:
         return
     message = "fleet tools not built (" + ", ".join(missing) + "); run `make tools`"
@@ -67,17 +67,25 @@ def session_fleet(request: pytest.FixtureRequest) -> Iterator[RunningFleet]:
     if existing:
         yield Fleet(existing).access()
         return
-    _require_tools()
-    _remove_fleets_of_dead_sessions()
     needs_full = any(item.get_closest_marker("e2e") for item in request.session.items)
+    _require_tools(jobset=needs_full)
+    _remove_fleets_of_dead_sessions()
     fleet = Fleet(f"test-{os.getpid()}")
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         spec = load_fleet_spec().with_worker_count(2)
         # The manager stays API-only even in a full fleet: nothing runs pods there in our
         # tests (MultiKueue keeps jobs away from it), and integration tests that play the
-        # job controller by writing Job status must not race a real one.
-        yield fleet.up(spec, lite=not needs_full, progress=_log, api_only=frozenset({"manager"}))
+        # job controller by writing Job status must not race a real one. A full fleet runs
+        # the JobSet controller on every cluster, the manager included (it leaves JobSets
+        # managed by MultiKueue alone there).
+        yield fleet.up(
+            spec,
+            lite=not needs_full,
+            progress=_log,
+            api_only=frozenset({"manager"}),
+            jobset=needs_full,
+        )
     finally:
         fleet.down(progress=_log)
         signal.signal(signal.SIGTERM, previous)
