@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-Json = dict[str, Any]
+from core.api.json_types import JsonDict
 
 
-def condition_of(obj: Mapping[str, Any] | None, type_: str) -> Json | None:
+def condition_of(obj: Mapping[str, Any] | None, type_: str) -> JsonDict | None:
     for entry in ((obj or {}).get("status") or {}).get("conditions") or ():
         if entry.get("type") == type_:
             return dict(entry)

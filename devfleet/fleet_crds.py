@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from core.api.json_types import JsonDict
 from devfleet.cluster_access import ClusterAccess
 from devfleet.polling import until
 
-Json = dict[str, Any]
 REPO = Path(__file__).resolve().parents[1]
 CRD_FOLDERS = (REPO / "charts" / "fleetq-hub" / "crds", REPO / "charts" / "fleetq-worker" / "crds")
 
@@ -19,7 +18,7 @@ def install_crds(member: ClusterAccess, timeout: float = 60.0) -> None:
     """Create the charts' CRDs that are missing and wait until all are Established."""
     from kubernetes import client
 
-    manifests: dict[str, Json] = {}
+    manifests: dict[str, JsonDict] = {}
     for folder in CRD_FOLDERS:
         for path in sorted(folder.glob("*.yaml")):
             manifest = yaml.safe_load(path.read_text())

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from core.api.json_types import JsonDict
 from devfleet.cluster_access import ClusterAccess
 
-Json = dict[str, Any]
 POOL_LABEL = "fleetq.dev/node-pool"
 GPU = "nvidia.com/gpu"
 QUEUE_RESOURCES = ("cpu", "memory", GPU)
@@ -45,11 +45,11 @@ def cluster_queue_manifest(
     *,
     preemption: Mapping[str, Any] | None = None,
     admission_checks: tuple[str, ...] = (),
-) -> Json:
+) -> JsonDict:
     """One resource group over QUEUE_RESOURCES; a flavor lacking a resource gets 0 of it."""
     from core.api.quantity import format_quantity
 
-    spec: Json = {
+    spec: JsonDict = {
         "namespaceSelector": {},
         "resourceGroups": [
             {

@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from core.api.json_types import JsonDict
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.conditions import is_true
 from devfleet.fleet_crds import install_crds
@@ -50,7 +51,6 @@ from devfleet.fleet_queues import GPU, POOL_LABEL, cluster_queue_manifest, node_
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
 
-Json = dict[str, Any]
 Progress = Callable[[str], None]
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
@@ -99,9 +99,9 @@ class MultiKueueFleetSpec:
     start_timeout_seconds: float = 120.0
 
 
-def merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> Json:
+def merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> JsonDict:
     """`override` laid over `base`, mappings merged key by key (a None value removes)."""
-    out: Json = dict(base)
+    out: JsonDict = dict(base)
     for key, value in override.items():
         if value is None:
             out.pop(key, None)
@@ -149,7 +149,7 @@ class MultiKueueFleet:
         self._created: list[_Created] = []
         self.workdir = spec.workdir
         self.hub_metrics_port = 0
-        self._hub_overrides: Json = {}
+        self._hub_overrides: JsonDict = {}
         self.agent_metrics_ports: dict[str, int] = {}
 
     # -- the context manager --------------------------------------------------------------
@@ -196,8 +196,8 @@ class MultiKueueFleet:
         return hub
 
     @property
-    def hub_configuration(self) -> Json:
-        base: Json = {
+    def hub_configuration(self) -> JsonDict:
+        base: JsonDict = {
             "apiVersion": CONFIG_API_VERSION,
             "kind": "Configuration",
             "namespace": self.hub_namespace,
@@ -214,8 +214,8 @@ class MultiKueueFleet:
         return merged(merged(base, self.spec.hub_configuration), self._hub_overrides)
 
     @property
-    def agent_configuration(self) -> Json:
-        base: Json = {
+    def agent_configuration(self) -> JsonDict:
+        base: JsonDict = {
             "apiVersion": CONFIG_API_VERSION,
             "kind": "Configuration",
             "namespace": self.identity_namespace,
@@ -457,7 +457,7 @@ class MultiKueueFleet:
             with contextlib.suppress(Exception):
                 _delete(_Created(member, "Namespace", namespace))
 
-    def local_queue_manifest(self, namespace: str) -> Json:
+    def local_queue_manifest(self, namespace: str) -> JsonDict:
         return {
             "apiVersion": "/".join(KUEUE),
             "kind": "LocalQueue",
@@ -465,7 +465,7 @@ class MultiKueueFleet:
             "spec": {"clusterQueue": self.cluster_queue},
         }
 
-    def _apply(self, member: ClusterAccess, custom: Any, plural: str, body: Json) -> None:
+    def _apply(self, member: ClusterAccess, custom: Any, plural: str, body: JsonDict) -> None:
         """Create a kueue.x-k8s.io object, or update the spec of the one already there."""
         from kubernetes import client
 
@@ -588,11 +588,11 @@ def _custom(api_client: Any) -> Any:
 
 def _get_cluster(
     custom: Any, plural: str, name: str, group: tuple[str, str] = KUEUE
-) -> Json | None:
+) -> JsonDict | None:
     from kubernetes import client
 
     try:
-        found: Json = custom.get_cluster_custom_object(*group, plural, name)
+        found: JsonDict = custom.get_cluster_custom_object(*group, plural, name)
     except client.ApiException as error:
         if error.status == 404:
             return None
@@ -600,9 +600,9 @@ def _get_cluster(
     return found
 
 
-def _reported_flavors(custom: Any, name: str) -> list[Json] | None:
+def _reported_flavors(custom: Any, name: str) -> list[JsonDict] | None:
     report = _get_cluster(custom, "workercapacities", name, FLEETQ) or {}
-    flavors: list[Json] | None = (report.get("status") or {}).get("flavors")
+    flavors: list[JsonDict] | None = (report.get("status") or {}).get("flavors")
     return flavors
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +34,7 @@ import msgspec
 import structlog
 
 from core.api.codec import decode
+from core.api.json_types import Json
 from core.api.resource_flavor import ResourceFlavor
 from core.api.worker_capacity import WorkerCapacity
 from core.engine.dispatch.capacity_snapshot import REPORT_HEARTBEAT_SECONDS
@@ -50,7 +51,6 @@ from worker_agent.publisher_metrics import PublisherMetrics, WriteResult
 from worker_agent.report_writer import ReportWriter
 from worker_agent.reporting_condition import ReportingReason, reporting_condition
 
-Json = Mapping[str, Any]
 Cache = Informer[dict[str, Any]]
 QueueFiguresOf = Callable[[Iterable[Json]], Sequence[ClusterQueueFigures]]
 

@@ -9,12 +9,10 @@ its spec (requests can be resized in place).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from core.api.json_types import Json
 from worker_agent.capacity.node_pool import node_accepts_pods
-
-Json = Mapping[str, Any]
 
 
 def _node_facts(node: Json) -> tuple[Any, ...]:

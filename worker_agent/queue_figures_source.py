@@ -13,19 +13,18 @@ can be admitted to it, so the hub must not count on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 import msgspec
 import structlog
 
 from core.adapters.kueue_manifests import ManifestError, cluster_queue_from_manifest
+from core.api.json_types import Json
 from core.engine.engine import Engine
 from core.engine.model import ClusterQueue
 from core.kube.object_meta import name_of, resource_version_of
 from worker_agent.capacity.queue_figures import ClusterQueueFigures
 
-Json = Mapping[str, Any]
 _REJECTED = (ManifestError, ValueError, KeyError, TypeError, msgspec.MsgspecError)
 
 

@@ -26,10 +26,10 @@ from core.api.worker_capacity import WorkerCapacity
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import AlreadyExists, Conflict, NotFound
 from core.kube.status_writer import status_patch, write_status
+from core.manager.field_manager import AGENT_FIELD_MANAGER
 from worker_agent.reporting_condition import ReportingReason, reporting_condition
 
 WORKER_CAPACITIES: Final = kind_info("WorkerCapacity")
-FIELD_MANAGER: Final = "fleetq-agent"
 MANAGED_BY_LABEL: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY: Final = "fleetq-agent"
 _LISTS = ("flavors", "clusterQueues", "conditions")
@@ -66,7 +66,7 @@ class ReportWriter:
                     current,
                     lambda _: status_body(report),
                     into=WorkerCapacity,
-                    field_manager=FIELD_MANAGER,
+                    field_manager=AGENT_FIELD_MANAGER,
                 )
             except NotFound:
                 self.current = None
@@ -97,7 +97,7 @@ class ReportWriter:
                 patch,
                 patch_type=PatchType.MERGE,
                 subresource="status",
-                field_manager=FIELD_MANAGER,
+                field_manager=AGENT_FIELD_MANAGER,
             )
         except (Conflict, NotFound) as error:
             self.log.info("agent.report_not_marked_stopped", reason=type(error).__name__)
@@ -111,7 +111,7 @@ class ReportWriter:
         )
         try:
             created = await self.client.create(
-                WORKER_CAPACITIES, body, field_manager=FIELD_MANAGER, into=WorkerCapacity
+                WORKER_CAPACITIES, body, field_manager=AGENT_FIELD_MANAGER, into=WorkerCapacity
             )
         except AlreadyExists:
             return await self.client.get(WORKER_CAPACITIES, self.name, into=WorkerCapacity)
@@ -129,7 +129,7 @@ class ReportWriter:
                 self.name,
                 patch,
                 patch_type=PatchType.MERGE,
-                field_manager=FIELD_MANAGER,
+                field_manager=AGENT_FIELD_MANAGER,
                 into=WorkerCapacity,
             )
         except Conflict:

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.multikueue.queue_setup import QueueSetup
+from core.api.json_types import JsonDict
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, TransportError
 from core.kube.informer import EventHandlers, Informer
 from core.kube.resources import JOBS
 
-Json = dict[str, Any]
 DRIVER_QPS = 5000.0
 """The driver must never be what limits the run."""
 MAX_CREATES_IN_FLIGHT = 32
@@ -94,14 +94,14 @@ class _Unsuspensions:
         self.seen: dict[str, float] = {}
         self.changed = asyncio.Event()
 
-    def observe(self, job: Json) -> None:
+    def observe(self, job: JsonDict) -> None:
         name = (job.get("metadata") or {}).get("name", "")
         unsuspended = (job.get("spec") or {}).get("suspend") is False
         if unsuspended and name in self.awaited and name not in self.seen:
             self.seen[name] = time.monotonic()
             self.changed.set()
 
-    def handlers(self) -> EventHandlers[Json]:
+    def handlers(self) -> EventHandlers[JsonDict]:
         return EventHandlers(
             on_add=self.observe, on_update=lambda _old, new: self.observe(new), on_delete=None
         )
@@ -109,7 +109,7 @@ class _Unsuspensions:
 
 async def _create(
     client: KubeClient,
-    body: Json,
+    body: JsonDict,
     namespace: str,
     created: dict[str, float],
     in_flight: asyncio.Semaphore,
@@ -149,9 +149,9 @@ async def run_phase(
     tracker = _Unsuspensions()
     names = [f"{phase.name}-{index:05d}" for index in range(phase.jobs)]
     tracker.awaited.update(names)
-    informers: list[Informer[Json]] = []
+    informers: list[Informer[JsonDict]] = []
     for client in workers:
-        informer: Informer[Json] = Informer(client, JOBS, into=dict, namespace=setup.namespace)
+        informer: Informer[JsonDict] = Informer(client, JOBS, into=dict, namespace=setup.namespace)
         informer.add_handlers(tracker.handlers())
         informers.append(informer)
     created: dict[str, float] = {}

@@ -11,7 +11,6 @@ step that holds the time stands at the top.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import itertools
 import json
 import math
@@ -20,6 +19,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from core.api.kube_time import parse_time
 
 LOG_FILES = ("hub.log", "agent-*.log")
 """Logs a fleetq leg keeps in its workdir."""
@@ -85,7 +86,7 @@ def milestones(source: str, lines: Iterable[str], phase: str = "") -> Iterator[M
         if (workload, stage) in seen:
             continue
         seen.add((workload, stage))
-        at = dt.datetime.fromisoformat(str(entry["timestamp"]).replace("Z", "+00:00"))
+        at = parse_time(str(entry["timestamp"]))
         yield Milestone(workload, stage, at.timestamp())
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from core.api.kube_time import parse_time
+
 
 class RunnerSummaryError(ValueError):
     """The summary is missing or malformed; the message names the file and the field."""
@@ -73,7 +75,7 @@ def _timestamp(value: Any, where: str) -> dt.datetime:
         return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, str):
         try:
-            return dt.datetime.fromisoformat(value)
+            return parse_time(value)
         except ValueError:
             pass
     raise RunnerSummaryError(f"{where}: expected an RFC 3339 timestamp, got {value!r}")

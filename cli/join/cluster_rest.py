@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cli.join.kube_contexts import ClusterEndpoint
+from core.manager.field_manager import JOIN_FIELD_MANAGER
 
-FIELD_MANAGER = "fleetq-join"
 DEFAULT_TIMEOUT = (5.0, 30.0)
 """(connect, read) seconds: an unreachable cluster fails fast, a slow one is waited for."""
 
@@ -107,7 +107,7 @@ class ClusterRest:
 
     def apply(self, path: str, manifest: Mapping[str, Any], *, dry_run: bool) -> dict[str, Any]:
         """Server-side apply as `fleetq-join`, taking over fields another manager set."""
-        query = {"fieldManager": FIELD_MANAGER, "force": "true"}
+        query = {"fieldManager": JOIN_FIELD_MANAGER, "force": "true"}
         if dry_run:
             query["dryRun"] = "All"
         return self.request(

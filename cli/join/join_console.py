@@ -24,7 +24,7 @@ from cli.join.join_report import (
     TokenAction,
     TokenResult,
 )
-from cli.join.manager_objects import format_timestamp
+from core.api.kube_time import format_time
 
 _OUTCOME_STYLE = {Outcome.CREATED: "green", Outcome.CHANGED: "yellow", Outcome.UNCHANGED: "dim"}
 _DRY_VERB = {
@@ -74,7 +74,7 @@ class JoinConsole:
         expiry = ""
         if token.expires_at is not None:
             remaining = format_duration((token.expires_at - self.now).total_seconds())
-            expiry = f", expires {format_timestamp(token.expires_at)} (in {remaining})"
+            expiry = f", expires {format_time(token.expires_at)} (in {remaining})"
         reason = f": {token.reason.value}" if token.reason else ""
         return f"{token.action.value}{reason}{expiry}"
 

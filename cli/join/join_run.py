@@ -39,7 +39,6 @@ from cli.join.join_report import (
 from cli.join.kube_contexts import ClusterEndpoint, ContextError, resolve_endpoint
 from cli.join.manager_objects import (
     admission_check_manifest,
-    format_timestamp,
     kubeconfig_secret_manifest,
     multikueue_cluster_manifest,
     multikueue_config_manifest,
@@ -54,6 +53,7 @@ from cli.join.resource_paths import KINDS, display_name, kind_of, manifest_path
 from cli.join.service_account_token import TokenRequestError, mint_token
 from cli.join.token_rotation import decide_token
 from cli.join.worker_identity import Manifest, identity_manifests, namespace_manifest
+from core.api.kube_time import format_time
 from hub.multikueue.connections.kubeconfig_safety import find_insecurity
 
 MANAGER = "manager"
@@ -331,7 +331,7 @@ def _join_worker(
                 worker.name,
                 NoticeLevel.WARNING,
                 f"token expires in {format_duration((expires_at - now).total_seconds())} "
-                f"({format_timestamp(expires_at)}); renew it with `fleetq join --rotate`",
+                f"({format_time(expires_at)}); renew it with `fleetq join --rotate`",
             )
         )
     endpoint = rest.endpoint

@@ -10,29 +10,17 @@ it is (so a token of another identity is never mistaken for ours).
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
+from datetime import datetime
 
 from cli.join.fleet_file import DispatchConfig, WorkerSpec
 from cli.join.worker_identity import MANAGED_BY, MANAGED_BY_LABEL, Manifest
 from core.api.groups import KUEUE_API_VERSION, KUEUE_GROUP
+from core.api.kube_time import format_time
 from core.api.multikueue import KUBECONFIG_SECRET_KEY, MULTIKUEUE_CONTROLLER_NAME
 
 TOKEN_EXPIRY_ANNOTATION = "fleetq.dev/token-expires-at"
 TOKEN_SUBJECT_ANNOTATION = "fleetq.dev/token-subject"
 WORKER_LABEL = "fleetq.dev/worker"
-
-
-def format_timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC, seconds precision (as Kubernetes writes times)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamp(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def kubeconfig_secret_manifest(
@@ -51,7 +39,7 @@ def kubeconfig_secret_manifest(
             "namespace": namespace,
             "labels": {MANAGED_BY_LABEL: MANAGED_BY, WORKER_LABEL: worker.name},
             "annotations": {
-                TOKEN_EXPIRY_ANNOTATION: format_timestamp(expires_at),
+                TOKEN_EXPIRY_ANNOTATION: format_time(expires_at),
                 TOKEN_SUBJECT_ANNOTATION: subject,
             },
         },

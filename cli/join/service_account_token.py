@@ -12,8 +12,8 @@ from datetime import datetime
 
 from cli.join.cluster_rest import ClusterRest
 from cli.join.fleet_file import IdentitySpec
-from cli.join.manager_objects import parse_timestamp
 from cli.join.resource_paths import KINDS
+from core.api.kube_time import parse_optional_time
 
 
 class TokenRequestError(Exception):
@@ -39,7 +39,7 @@ def mint_token(rest: ClusterRest, identity: IdentitySpec) -> MintedToken:
     answer = rest.create(f"{path}/token", token_request_body(identity.token_lifetime_seconds))
     status = answer.get("status") or {}
     token = status.get("token")
-    expires_at = parse_timestamp(str(status.get("expirationTimestamp", "")))
+    expires_at = parse_optional_time(status.get("expirationTimestamp"))
     if not token or expires_at is None:
         raise TokenRequestError(
             f"{rest.endpoint.label}: TokenRequest for {identity.subject} returned no token "

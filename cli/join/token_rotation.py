@@ -17,10 +17,10 @@ from typing import Any
 from cli.join.manager_objects import (
     TOKEN_EXPIRY_ANNOTATION,
     TOKEN_SUBJECT_ANNOTATION,
-    parse_timestamp,
     secret_kubeconfig_text,
 )
 from cli.join.minted_kubeconfig import service_account_uid, token_of
+from core.api.kube_time import parse_optional_time
 
 
 class MintReason(enum.StrEnum):
@@ -67,7 +67,7 @@ def decide_token(
         return TokenDecision(MintReason.OTHER_IDENTITY)
     text = secret_kubeconfig_text(dict(secret))
     token = token_of(text) if text else None
-    expires_at = parse_timestamp(str(annotations.get(TOKEN_EXPIRY_ANNOTATION, "")))
+    expires_at = parse_optional_time(annotations.get(TOKEN_EXPIRY_ANNOTATION))
     if token is None or expires_at is None:
         return TokenDecision(MintReason.UNREADABLE)
     if service_account_uid(token) != account_uid:

@@ -24,8 +24,7 @@ from core.api.cluster_queue import ClusterQueue, StopPolicy
 from core.api.local_queue import LocalQueue
 from core.api.registry import KindInfo, kind_info
 from core.api.workload import Workload
-
-FIELD_MANAGER = "fleetq-cli"
+from core.manager.field_manager import CLI_FIELD_MANAGER as FIELD_MANAGER
 
 
 class Target(enum.StrEnum):

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from core.api.admission_check import AdmissionCheckConditionType
-from core.engine.conditions import CheckState
+from core.api import kube_time
+from core.api.admission_check import AdmissionCheckConditionType, CheckState
+from core.api.json_types import Json
 from core.engine.model import (
     Admission,
     AdmissionCheck,
@@ -60,7 +61,6 @@ from core.engine.model import (
 from core.engine.pod_templates import pod_set_from_template
 from core.engine.quantity import format_quantity, parse_quantity, to_base_units
 
-Json = Mapping[str, Any]
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
@@ -79,12 +79,11 @@ def parse_time(value: Any) -> float:
         return float(value)
     if isinstance(value, datetime):
         return value.timestamp()
-    text = str(value).replace("Z", "+00:00")
-    return datetime.fromisoformat(text).timestamp()
+    return kube_time.parse_time(str(value)).timestamp()
 
 
 def format_time(value: float) -> str:
-    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return kube_time.format_time(datetime.fromtimestamp(value, UTC))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -367,7 +366,7 @@ def workload_status_from_dict(data: Json) -> WorkloadStatus:
     checks = tuple(
         AdmissionCheckStatus(
             name=str(c.get("name", "")),
-            state=CheckState(c.get("state", "Pending")),
+            state=CheckState(c.get("state", CheckState.PENDING)),
             message=str(c.get("message", "")),
             last_transition_time=parse_time(c.get("lastTransitionTime")),
             retry_count=int(c.get("retryCount", 0) or 0),

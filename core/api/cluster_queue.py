@@ -81,14 +81,20 @@ class ClusterQueueConditionType(enum.StrEnum):
     ACTIVE = "Active"
 
 
-class ClusterQueueActiveReason(enum.StrEnum):
-    """Reasons of the ClusterQueue Active condition."""
+class QueueActiveReason(enum.StrEnum):
+    """Reasons of the Active condition of a ClusterQueue, and of LocalQueues and Cohorts."""
 
     TERMINATING = "Terminating"
     STOPPED = "Stopped"
     FLAVOR_NOT_FOUND = "FlavorNotFound"
     ADMISSION_CHECK_NOT_FOUND = "AdmissionCheckNotFound"
     ADMISSION_CHECK_INACTIVE = "AdmissionCheckInactive"
+    COHORT_HAS_CYCLE = "CohortHasCycle"
+    """The ClusterQueue's cohort tree has a cycle (also the Cohort's own reason)."""
+    CLUSTER_QUEUE_IS_INACTIVE = "ClusterQueueIsInactive"
+    """LocalQueue: its ClusterQueue is not active."""
+    CLUSTER_QUEUE_DOES_NOT_EXIST = "ClusterQueueDoesNotExist"
+    """LocalQueue: its ClusterQueue does not exist."""
     MULTIPLE_MULTIKUEUE_ADMISSION_CHECKS = "MultipleMultiKueueAdmissionChecks"
     MULTIKUEUE_ADMISSION_CHECK_APPLIED_PER_FLAVOR = "MultiKueueAdmissionCheckAppliedPerFlavor"
     MULTIKUEUE_WITH_PROVISIONING_REQUEST = "MultiKueueWithProvisioningRequest"

@@ -1,7 +1,9 @@
 """Condition types and reasons of a Workload, spelled exactly as upstream Kueue spells them.
 
-Dashboards and alerts match on these strings; an Enum keeps a typo from becoming a new
-reason.
+The one definition: the engine, the manager runtime, MultiKueue, the job kinds and the CLI
+all import these. Dashboards and alerts match on the strings; an Enum keeps a typo from
+becoming a new reason, and every member is a `str`, so it serialises unchanged into
+`status.conditions[]`.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class WorkloadReason(enum.StrEnum):
     # Finished
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
+    FAILED_TO_START = "FailedToStart"
+    """The admission could not be applied to the job (e.g. a nodeSelector conflict)."""
     OUT_OF_SYNC = "OutOfSync"
     # BlockedOnPreemptionGates
     PREEMPTION_GATED = "PreemptionGated"

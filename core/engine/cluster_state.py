@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+from core.api.cluster_queue import QueueActiveReason
 from core.engine.clock import Clock
-from core.engine.conditions import QueueActiveReason
 from core.engine.config import EngineConfig
 from core.engine.model import (
     AdmissionCheck,

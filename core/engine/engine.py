@@ -27,20 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from core.api.admission_check import CheckState
+from core.api.cluster_queue import ClusterQueueConditionType, QueueActiveReason
+from core.api.local_queue import LocalQueueConditionType
+from core.api.workload_conditions import WorkloadReason
 from core.engine.clock import Clock, ManualClock
 from core.engine.cluster_state import (
     ClusterQueueState,
     ClusterState,
     LocalQueueState,
     quotas_of,
-)
-from core.engine.conditions import (
-    ACTIVE_CONDITION,
-    CheckState,
-    EvictedReason,
-    FinishedReason,
-    QueueActiveReason,
-    RequeuedReason,
 )
 from core.engine.config import EngineConfig
 from core.engine.fair_sharing import dominant_resource_share
@@ -225,7 +221,7 @@ class Engine:
             self._stop_reserving(
                 list(current.reserving.values()),
                 cq.stop_policy == StopPolicy.HOLD_AND_DRAIN,
-                EvictedReason.CLUSTER_QUEUE_STOPPED.value,
+                WorkloadReason.CLUSTER_QUEUE_STOPPED.value,
                 "The ClusterQueue is stopped",
                 f"ClusterQueue {cq.name} is stopped",
             )
@@ -236,8 +232,8 @@ class Engine:
             ):
                 self._life.restart_requeue(
                     ws,
-                    EvictedReason.CLUSTER_QUEUE_STOPPED.value,
-                    RequeuedReason.CLUSTER_QUEUE_RESTARTED.value,
+                    WorkloadReason.CLUSTER_QUEUE_STOPPED.value,
+                    WorkloadReason.CLUSTER_QUEUE_RESTARTED.value,
                     "The ClusterQueue was restarted after being stopped",
                 )
                 enqueue(state, ws)
@@ -281,7 +277,7 @@ class Engine:
                 self._stop_reserving(
                     [ws for ws in cq.reserving.values() if ws.lq_key == lq.key],
                     lq.stop_policy == StopPolicy.HOLD_AND_DRAIN,
-                    EvictedReason.LOCAL_QUEUE_STOPPED.value,
+                    WorkloadReason.LOCAL_QUEUE_STOPPED.value,
                     "The LocalQueue is stopped",
                     f"LocalQueue {lq.name} is stopped",
                 )
@@ -289,8 +285,8 @@ class Engine:
             for ws in pending_before:
                 self._life.restart_requeue(
                     ws,
-                    EvictedReason.LOCAL_QUEUE_STOPPED.value,
-                    RequeuedReason.LOCAL_QUEUE_RESTARTED.value,
+                    WorkloadReason.LOCAL_QUEUE_STOPPED.value,
+                    WorkloadReason.LOCAL_QUEUE_RESTARTED.value,
                     "The LocalQueue was restarted after being stopped",
                 )
         for ws in sorted(self._lq_pending(lq.key), key=lambda w: w.key):
@@ -439,12 +435,12 @@ class Engine:
         key: str,
         succeeded: bool = True,
         message: str = "",
-        reason: FinishedReason | None = None,
+        reason: WorkloadReason | None = None,
     ) -> StatusChanges:
         self._life.finish(self._ws(key), succeeded, message, reason)
         return self._drain()
 
-    def evict(self, key: str, reason: EvictedReason | str, message: str) -> StatusChanges:
+    def evict(self, key: str, reason: WorkloadReason | str, message: str) -> StatusChanges:
         ws = self._ws(key)
         if not ws.is_evicted and ws.has_quota_reservation:
             self._life.evict(ws, str(reason), message)
@@ -570,7 +566,7 @@ class Engine:
         inactive = cq.inactive_reason()
         if inactive is None:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=ClusterQueueConditionType.ACTIVE.value,
                 status=True,
                 reason=QueueActiveReason.READY.value,
                 message="Can admit new workloads",
@@ -578,7 +574,7 @@ class Engine:
             )
         else:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=ClusterQueueConditionType.ACTIVE.value,
                 status=False,
                 reason=inactive[0],
                 message=inactive[1],
@@ -608,7 +604,7 @@ class Engine:
                 weighted_share=0,
                 conditions=(
                     Condition(
-                        type=ACTIVE_CONDITION,
+                        type=ClusterQueueConditionType.ACTIVE.value,
                         status=False,
                         reason=QueueActiveReason.COHORT_HAS_CYCLE.value,
                         message=f"Cohort has a cycle: {' -> '.join(cycle)}",
@@ -631,7 +627,7 @@ class Engine:
         now = self.clock.now()
         if lq.held:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=LocalQueueConditionType.ACTIVE.value,
                 status=False,
                 reason=QueueActiveReason.STOPPED.value,
                 message="LocalQueue is stopped",
@@ -639,7 +635,7 @@ class Engine:
             )
         elif cq is None:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=LocalQueueConditionType.ACTIVE.value,
                 status=False,
                 reason=QueueActiveReason.CLUSTER_QUEUE_DOES_NOT_EXIST.value,
                 message="Can't submit new workloads to clusterQueue",
@@ -647,7 +643,7 @@ class Engine:
             )
         elif not cq.active:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=LocalQueueConditionType.ACTIVE.value,
                 status=False,
                 reason=QueueActiveReason.CLUSTER_QUEUE_IS_INACTIVE.value,
                 message="Can't submit new workloads to clusterQueue",
@@ -655,7 +651,7 @@ class Engine:
             )
         else:
             cond = Condition(
-                type=ACTIVE_CONDITION,
+                type=LocalQueueConditionType.ACTIVE.value,
                 status=True,
                 reason=QueueActiveReason.READY.value,
                 message="Can submit new workloads to localQueue",

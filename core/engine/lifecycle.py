@@ -19,17 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from core.api.admission_check import CheckState
+from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
-from core.engine.conditions import (
-    CheckState,
-    DeactivationTargetReason,
-    EvictedReason,
-    FinishedReason,
-    PodsReadyReason,
-    PreemptedReason,
-    QuotaReservedReason,
-    RequeuedReason,
-)
 from core.engine.model import Admission, AdmissionCheckStatus
 from core.engine.queueing import dequeue, enqueue, flush_inadmissible, mark_pending
 from core.engine.quota_tree import FlavorResource, add_usages, remove_usages
@@ -51,8 +43,8 @@ NOT_READY_MSG = "Not all pods are ready or succeeded"
 RECOVERY_MSG = "At least one pod has failed, waiting for recovery"
 READY_MSG = "All pods reached readiness and the workload is running"
 
-_REQUEUED_TRUE_ON = (EvictedReason.PREEMPTED.value, EvictedReason.NODE_FAILURES.value)
-_BACKOFF_REASONS = (EvictedReason.PODS_READY_TIMEOUT.value, EvictedReason.ADMISSION_CHECK.value)
+_REQUEUED_TRUE_ON = (WorkloadReason.PREEMPTED.value, WorkloadReason.NODE_FAILURES.value)
+_BACKOFF_REASONS = (WorkloadReason.PODS_READY_TIMEOUT.value, WorkloadReason.ADMISSION_CHECK.value)
 
 
 def usage_from_admission(ws: WorkloadState) -> dict[FlavorResource, int]:
@@ -139,12 +131,12 @@ class Lifecycle:
         ws.set_condition(
             QUOTA_RESERVED,
             True,
-            QuotaReservedReason.QUOTA_RESERVED.value,
+            WorkloadReason.QUOTA_RESERVED.value,
             f"Quota reserved in ClusterQueue {cq.name}",
             now,
         )
-        ws.reset_active_condition(EVICTED, QuotaReservedReason.QUOTA_RESERVED.value, now)
-        ws.reset_active_condition(PREEMPTED, QuotaReservedReason.QUOTA_RESERVED.value, now)
+        ws.reset_active_condition(EVICTED, WorkloadReason.QUOTA_RESERVED.value, now)
+        ws.reset_active_condition(PREEMPTED, WorkloadReason.QUOTA_RESERVED.value, now)
         self._sync_checks(ws, cq)
         self.admit_if_ready(ws)
         if cq.queue.sticky == ws.key:
@@ -181,7 +173,7 @@ class Lifecycle:
             cond = ws.conditions.get(PODS_READY)
             if cond is None or not cond.status:
                 ws.set_condition(
-                    PODS_READY, False, PodsReadyReason.WAIT_FOR_START.value, NOT_READY_MSG, now
+                    PODS_READY, False, WorkloadReason.WAIT_FOR_START.value, NOT_READY_MSG, now
                 )
                 self.not_ready.add(ws.key)
                 self.timers.add(now + wfpr.timeout_seconds, ws.key, TimerKind.PODS_READY)
@@ -212,14 +204,14 @@ class Lifecycle:
         message: str,
         *,
         cause: str = "",
-        preempted: tuple[PreemptedReason, str] | None = None,
+        preempted: tuple[WorkloadReason, str] | None = None,
         defer_release: bool = False,
     ) -> None:
         """Set Evicted=True; release the quota now unless the driver confirms it later."""
         state = self.state
         now = state.now()
         shown = reason
-        if reason == EvictedReason.DEACTIVATED and cause:
+        if reason == WorkloadReason.DEACTIVATED and cause:
             shown = f"{reason}DueTo{cause}"
         ws.set_condition(EVICTED, True, shown, message, now)
         if preempted is not None:
@@ -257,10 +249,10 @@ class Lifecycle:
         if ws.has_quota_reservation or ws.usage_cq is not None:
             ws.set_condition(REQUEUED, ev.reason in _REQUEUED_TRUE_ON, ev.reason, ev.message, now)
             cq = self.release(ws)
-            mark_pending(state, ws, QuotaReservedReason.PENDING.value, ev.message)
+            mark_pending(state, ws, WorkloadReason.PENDING.value, ev.message)
             if state.config.wait_for_pods_ready is not None:
                 ws.set_condition(
-                    PODS_READY, False, PodsReadyReason.WAIT_FOR_START.value, NOT_READY_MSG, now
+                    PODS_READY, False, WorkloadReason.WAIT_FOR_START.value, NOT_READY_MSG, now
                 )
             state.dirty.add(ws.key)
         self._maybe_finish_backoff(ws)
@@ -280,7 +272,7 @@ class Lifecycle:
         ws.set_condition(
             REQUEUED,
             True,
-            RequeuedReason.BACKOFF_FINISHED.value,
+            WorkloadReason.BACKOFF_FINISHED.value,
             "The workload backoff was finished",
             now,
         )
@@ -292,14 +284,14 @@ class Lifecycle:
         ws: WorkloadState,
         succeeded: bool,
         message: str,
-        reason: FinishedReason | None = None,
+        reason: WorkloadReason | None = None,
     ) -> None:
         """Finished=True; `reason` overrides Succeeded/Failed (upstream: FailedToStart)."""
         if ws.is_finished:
             return
         state = self.state
         if reason is None:
-            reason = FinishedReason.SUCCEEDED if succeeded else FinishedReason.FAILED
+            reason = WorkloadReason.SUCCEEDED if succeeded else WorkloadReason.FAILED
         if not message:
             message = "Job finished successfully" if succeeded else "Job failed"
         ws.set_condition(FINISHED, True, reason.value, message, state.now())
@@ -339,7 +331,7 @@ class Lifecycle:
         ws.requeue_count = 0
         dequeue(state, ws)
         if not ws.is_evicted:
-            self.evict(ws, EvictedReason.DEACTIVATED.value, message, cause=cause)
+            self.evict(ws, WorkloadReason.DEACTIVATED.value, message, cause=cause)
         elif state.config.release_quota_on_eviction:
             self.complete_eviction(ws)
 
@@ -358,7 +350,7 @@ class Lifecycle:
             ws.set_condition(
                 REQUEUED,
                 True,
-                RequeuedReason.REACTIVATED.value,
+                WorkloadReason.REACTIVATED.value,
                 "The workload was reactivated",
                 state.now(),
             )
@@ -380,21 +372,21 @@ class Lifecycle:
         now = state.now()
         cond = ws.conditions.get(PODS_READY)
         if ready:
-            reason = PodsReadyReason.STARTED.value
+            reason = WorkloadReason.STARTED.value
             if cond is not None and cond.reason in (
-                PodsReadyReason.WAIT_FOR_RECOVERY.value,
-                PodsReadyReason.RECOVERED.value,
+                WorkloadReason.WAIT_FOR_RECOVERY.value,
+                WorkloadReason.RECOVERED.value,
             ):
-                reason = PodsReadyReason.RECOVERED.value
+                reason = WorkloadReason.RECOVERED.value
             changed = ws.set_condition(PODS_READY, True, reason, READY_MSG, now)
             self.not_ready.discard(ws.key)
         elif cond is None or (not cond.status and not ws.is_admitted):
             changed = ws.set_condition(
-                PODS_READY, False, PodsReadyReason.WAIT_FOR_START.value, NOT_READY_MSG, now
+                PODS_READY, False, WorkloadReason.WAIT_FOR_START.value, NOT_READY_MSG, now
             )
         elif cond.status:
             changed = ws.set_condition(
-                PODS_READY, False, PodsReadyReason.WAIT_FOR_RECOVERY.value, RECOVERY_MSG, now
+                PODS_READY, False, WorkloadReason.WAIT_FOR_RECOVERY.value, RECOVERY_MSG, now
             )
             wfpr = state.config.wait_for_pods_ready
             if wfpr is not None and wfpr.effective_recovery_timeout > 0:
@@ -440,13 +432,13 @@ class Lifecycle:
         if rejected:
             self.set_deactivation_target(
                 ws,
-                DeactivationTargetReason.ADMISSION_CHECK.value,
+                WorkloadReason.ADMISSION_CHECK.value,
                 f"Admission check(s): {','.join(sorted(rejected))}, were rejected",
             )
             return
         if any(c.state == CheckState.RETRY for c in ws.checks.values()):
             self.evict(
-                ws, EvictedReason.ADMISSION_CHECK.value, "At least one admission check is false"
+                ws, WorkloadReason.ADMISSION_CHECK.value, "At least one admission check is false"
             )
             return
         self.admit_if_ready(ws)
@@ -476,9 +468,9 @@ class Lifecycle:
         cond = ws.conditions.get(PODS_READY)
         if cond is not None and cond.status:
             return None
-        if cond is None or cond.reason in (PodsReadyReason.WAIT_FOR_START.value, "PodsReady"):
+        if cond is None or cond.reason in (WorkloadReason.WAIT_FOR_START.value, "PodsReady"):
             return ws.conditions[ADMITTED].last_transition_time + wfpr.timeout_seconds
-        if cond.reason == PodsReadyReason.WAIT_FOR_RECOVERY.value:
+        if cond.reason == WorkloadReason.WAIT_FOR_RECOVERY.value:
             recovery = wfpr.effective_recovery_timeout
             if recovery <= 0:
                 return None
@@ -491,15 +483,15 @@ class Lifecycle:
         assert wfpr is not None
         cond = ws.conditions.get(PODS_READY)
         cause = (
-            PodsReadyReason.WAIT_FOR_RECOVERY.value
-            if cond is not None and cond.reason == PodsReadyReason.WAIT_FOR_RECOVERY.value
-            else PodsReadyReason.WAIT_FOR_START.value
+            WorkloadReason.WAIT_FOR_RECOVERY.value
+            if cond is not None and cond.reason == WorkloadReason.WAIT_FOR_RECOVERY.value
+            else WorkloadReason.WAIT_FOR_START.value
         )
         limit = wfpr.backoff_limit_count
         if limit is not None and ws.requeue_count + 1 > limit:
             self.set_deactivation_target(
                 ws,
-                DeactivationTargetReason.REQUEUING_LIMIT_EXCEEDED.value,
+                WorkloadReason.REQUEUING_LIMIT_EXCEEDED.value,
                 "exceeding the maximum number of re-queuing retries",
             )
             return
@@ -513,7 +505,7 @@ class Lifecycle:
             ws.requeue_at = at
         self.evict(
             ws,
-            EvictedReason.PODS_READY_TIMEOUT.value,
+            WorkloadReason.PODS_READY_TIMEOUT.value,
             f"Exceeded the PodsReady timeout {ws.key}",
             cause=cause,
         )
@@ -531,7 +523,7 @@ class Lifecycle:
         ws.accumulated = 0.0
         self.set_deactivation_target(
             ws,
-            DeactivationTargetReason.MAXIMUM_EXECUTION_TIME_EXCEEDED.value,
+            WorkloadReason.MAXIMUM_EXECUTION_TIME_EXCEEDED.value,
             "exceeding the maximum execution time",
         )
 

@@ -16,10 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from core.engine.conditions import (
-    CheckState,
-    PreemptedReason,
-)
+from core.api.admission_check import CheckState
+from core.api.workload_conditions import WorkloadReason
 
 # --------------------------------------------------------------------------- enums
 
@@ -364,7 +362,7 @@ class PreemptionRecord:
     preemptor: str
     preemptor_uid: str
     preemptor_cluster_queue: str
-    reason: PreemptedReason
+    reason: WorkloadReason
     message: str
 
 

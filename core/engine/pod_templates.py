@@ -17,12 +17,10 @@ tolerations. Effective requests follow Kubernetes' rules:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from core.api.json_types import Json
 from core.engine.model import NodeSelectorTerm, PodSet, SelectorRequirement, Toleration
 from core.engine.quantity import to_base_units
-
-Json = Mapping[str, Any]
 
 
 def _container_requests(container: Json) -> dict[str, int]:

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
+from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
-from core.engine.conditions import PreemptedReason
 from core.engine.config import FairSharingStrategy
 from core.engine.fair_sharing import (
     DRS,
@@ -52,17 +52,17 @@ class Variant(IntEnum):
 
 
 _VARIANT_REASON = {
-    Variant.WITHIN_CQ: PreemptedReason.IN_CLUSTER_QUEUE,
-    Variant.HIERARCHICAL_RECLAIM: PreemptedReason.IN_COHORT_RECLAMATION,
-    Variant.RECLAIM_WITHOUT_BORROWING: PreemptedReason.IN_COHORT_RECLAMATION,
-    Variant.RECLAIM_WHILE_BORROWING: PreemptedReason.IN_COHORT_RECLAIM_WHILE_BORROWING,
+    Variant.WITHIN_CQ: WorkloadReason.IN_CLUSTER_QUEUE,
+    Variant.HIERARCHICAL_RECLAIM: WorkloadReason.IN_COHORT_RECLAMATION,
+    Variant.RECLAIM_WITHOUT_BORROWING: WorkloadReason.IN_COHORT_RECLAMATION,
+    Variant.RECLAIM_WHILE_BORROWING: WorkloadReason.IN_COHORT_RECLAIM_WHILE_BORROWING,
 }
 
 HUMAN_REASONS = {
-    PreemptedReason.IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
-    PreemptedReason.IN_COHORT_RECLAMATION: "reclamation within the cohort",
-    PreemptedReason.IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
-    PreemptedReason.IN_COHORT_RECLAIM_WHILE_BORROWING: (
+    WorkloadReason.IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    WorkloadReason.IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    WorkloadReason.IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    WorkloadReason.IN_COHORT_RECLAIM_WHILE_BORROWING: (
         "reclamation within the cohort while borrowing"
     ),
 }
@@ -71,7 +71,7 @@ HUMAN_REASONS = {
 @dataclass(slots=True)
 class Target:
     ws: WorkloadState
-    reason: PreemptedReason
+    reason: WorkloadReason
     cq: ClusterQueueState
 
 
@@ -102,7 +102,7 @@ def cq_path(cq: ClusterQueueState) -> str:
 
 def preemption_message(
     preemptor: WorkloadState,
-    reason: PreemptedReason,
+    reason: WorkloadReason,
     preemptor_cq: ClusterQueueState,
     target_cq: ClusterQueueState,
 ) -> str:
@@ -455,14 +455,14 @@ class Preemptor:
             if target_cq is cq:
                 cand = ordering.pop(target_cq)
                 self._remove(cand)
-                targets.append(Target(cand, PreemptedReason.IN_CLUSTER_QUEUE, target_cq))
+                targets.append(Target(cand, WorkloadReason.IN_CLUSTER_QUEUE, target_cq))
                 if self._fits_fair(cq, usage):
                     return True, targets, []
                 continue
             if preemptor_within_nominal:
                 cand = ordering.pop(target_cq)
                 self._remove(cand)
-                targets.append(Target(cand, PreemptedReason.IN_COHORT_RECLAMATION, target_cq))
+                targets.append(Target(cand, WorkloadReason.IN_COHORT_RECLAMATION, target_cq))
                 if self._fits_fair(cq, usage):
                     return True, targets, []
                 continue
@@ -472,7 +472,7 @@ class Preemptor:
                 target_new = ordering.target_share_after_removal(target_cq, cand)
                 if _strategy_allows(strategy, preemptor_new, target_old, target_new):
                     self._remove(cand)
-                    targets.append(Target(cand, PreemptedReason.IN_COHORT_FAIR_SHARING, target_cq))
+                    targets.append(Target(cand, WorkloadReason.IN_COHORT_FAIR_SHARING, target_cq))
                     if self._fits_fair(cq, usage):
                         return True, targets, []
                     break
@@ -493,7 +493,7 @@ class Preemptor:
             if compare_drs(preemptor_new, target_old) < 0:
                 cand = ordering.pop(target_cq)
                 self._remove(cand)
-                targets.append(Target(cand, PreemptedReason.IN_COHORT_FAIR_SHARING, target_cq))
+                targets.append(Target(cand, WorkloadReason.IN_COHORT_FAIR_SHARING, target_cq))
                 if self._fits_fair(cq, usage):
                     return True, targets
             ordering.drop(target_cq)

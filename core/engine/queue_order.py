@@ -7,7 +7,7 @@ creation time.
 
 from __future__ import annotations
 
-from core.engine.conditions import EvictedReason
+from core.api.workload_conditions import WorkloadReason
 from core.engine.config import EngineConfig, RequeuingTimestamp
 from core.engine.workload_state import EVICTED, WorkloadState
 
@@ -15,11 +15,11 @@ from core.engine.workload_state import EVICTED, WorkloadState
 def queue_order_time(ws: WorkloadState, config: EngineConfig) -> float:
     cond = ws.conditions.get(EVICTED)
     if cond is not None and cond.status:
-        if cond.reason == EvictedReason.PODS_READY_TIMEOUT:
+        if cond.reason == WorkloadReason.PODS_READY_TIMEOUT:
             wfpr = config.wait_for_pods_ready
             timestamp = wfpr.requeuing_timestamp if wfpr else RequeuingTimestamp.EVICTION
             if timestamp == RequeuingTimestamp.EVICTION:
                 return cond.last_transition_time
-        elif cond.reason == EvictedReason.ADMISSION_CHECK:
+        elif cond.reason == WorkloadReason.ADMISSION_CHECK:
             return cond.last_transition_time
     return ws.spec.creation_time

@@ -8,13 +8,13 @@ finished or inactive ones are in no queue.
 
 from __future__ import annotations
 
+from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
-from core.engine.conditions import QuotaReservedReason
 from core.engine.node_matching import label_selector_matches
 from core.engine.queue_order import queue_order_time
 from core.engine.workload_state import QUOTA_RESERVED, REQUEUED, Where, WorkloadState
 
-INADMISSIBLE = QuotaReservedReason.INADMISSIBLE.value
+INADMISSIBLE = WorkloadReason.INADMISSIBLE.value
 
 
 def backoff_expired(ws: WorkloadState, now: float) -> bool:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
-from core.engine.conditions import EvictedReason, QuotaReservedReason
 from core.engine.fair_sharing import DRS, compare_drs, dominant_resource_share
 from core.engine.flavor_assignment import Assignment, FlavorAssigner, Mode
 from core.engine.lifecycle import Lifecycle
@@ -44,7 +44,7 @@ from core.engine.quota_tree import (
 )
 from core.engine.workload_state import WorkloadState
 
-PENDING = QuotaReservedReason.PENDING.value
+PENDING = WorkloadReason.PENDING.value
 
 
 class EntryStatus(IntEnum):
@@ -331,7 +331,7 @@ class SchedulingCycle:
             message = preemption_message(e.ws, t.reason, e.cq, t.cq)
             self.lifecycle.evict(
                 victim,
-                EvictedReason.PREEMPTED.value,
+                WorkloadReason.PREEMPTED.value,
                 message,
                 preempted=(t.reason, message),
                 defer_release=True,

@@ -10,11 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from core.engine.conditions import (
-    AdmittedReason,
-    CheckState,
-    WorkloadConditionType,
-)
+from core.api.admission_check import CheckState
+from core.api.workload_conditions import WorkloadConditionType, WorkloadReason
 from core.engine.model import (
     Admission,
     AdmissionCheckStatus,
@@ -215,12 +212,12 @@ class WorkloadState:
         if admitted == (reserved and checks_ready):
             return False
         if reserved and checks_ready:
-            status, reason, msg = True, AdmittedReason.ADMITTED.value, "The workload is admitted"
+            status, reason, msg = True, WorkloadReason.ADMITTED.value, "The workload is admitted"
         elif not reserved and not checks_ready:
             status, reason = False, "NoReservationUnsatisfiedChecks"
             msg = "The workload has no reservation and not all checks ready"
         elif not reserved:
-            status, reason = False, AdmittedReason.NO_RESERVATION.value
+            status, reason = False, WorkloadReason.NO_RESERVATION.value
             msg = "The workload has no reservation"
         else:
             status, reason = False, "UnsatisfiedChecks"

@@ -2,6 +2,7 @@
 
 Lease renew times and Event times are MicroTime fields; the apiserver rejects a value
 without the fractional part, which a generic datetime encoder drops when it is zero.
+Reading any Kubernetes time, MicroTime included, is `core.api.kube_time.parse_time`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,6 @@ from datetime import UTC, datetime
 
 def format_micro_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_micro_time(text: str) -> datetime:
-    """Parse MicroTime or plain RFC 3339 (`...Z` or `...+00:00`) into an aware datetime."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def utc_now() -> datetime:

@@ -18,6 +18,7 @@ import msgspec
 import structlog
 
 from core.adapters import kueue_manifests as manifests
+from core.api.json_types import Json
 from core.kube.events import EventRecorder, EventType
 from core.kube.informer import EventHandlers
 from core.kube.object_meta import name_of, namespace_of
@@ -25,8 +26,6 @@ from core.kube.resources import ResourceRef
 from core.manager import watched_kinds as kinds
 from core.manager.engine_host import EngineHost
 from core.manager.event_reasons import EventReason, reference
-
-Json = Mapping[str, Any]
 
 # What a malformed manifest can raise on its way through the adapters.
 TRANSLATION_ERRORS = (

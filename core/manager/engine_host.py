@@ -16,8 +16,9 @@ from typing import Protocol
 
 import structlog
 
+from core.api.admission_check import CheckState
+from core.api.workload_conditions import WorkloadReason
 from core.engine.clock import Clock, WallClock
-from core.engine.conditions import CheckState, FinishedReason
 from core.engine.engine import Engine, EngineConfig, StatusChanges
 from core.engine.model import WorkloadStatus
 
@@ -103,7 +104,7 @@ class EngineHost:
         return self.engine.workload_status(key) is not None
 
     def finish(
-        self, key: str, *, succeeded: bool, message: str, reason: FinishedReason | None = None
+        self, key: str, *, succeeded: bool, message: str, reason: WorkloadReason | None = None
     ) -> None:
         """Finish the workload; `reason` overrides Succeeded/Failed (e.g. FailedToStart)."""
         if self.knows(key):

@@ -8,15 +8,13 @@ overwritten; the caller re-reads its cache and tries again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from core.api.json_types import Json
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import NotFound
 from core.kube.object_meta import name_of, namespace_of, resource_version_of
 from core.kube.resources import ResourceRef
-
-Json = Mapping[str, Any]
 
 
 def finalizers_of(obj: Json) -> list[str]:

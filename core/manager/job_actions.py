@@ -10,10 +10,11 @@ deleted after their finalizer is dropped. Every write also records an Event on t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from core.api.codec import to_builtins
+from core.api.json_types import Json
 from core.api.workload import Workload, WorkloadSpec
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import AlreadyExists, NotFound
@@ -26,8 +27,6 @@ from core.manager.finalizers import set_finalizer
 from integrations.batch_job.admission import JobSubresource, JobWrite
 from integrations.json_patch import JsonPatchOp
 from integrations.labels import RESOURCE_IN_USE_FINALIZER
-
-Json = Mapping[str, Any]
 
 
 def guarded(version: str, ops: Sequence[JsonPatchOp]) -> list[dict[str, Any]]:

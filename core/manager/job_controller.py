@@ -31,10 +31,11 @@ import structlog
 
 from core.adapters.kueue_manifests import label_selector
 from core.api.codec import decode
+from core.api.json_types import Json
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import PriorityClassKind, Workload
-from core.engine.conditions import FinishedReason
-from core.engine.conditions import WorkloadConditionType as Cond
+from core.api.workload_conditions import WorkloadConditionType as Cond
+from core.api.workload_conditions import WorkloadReason as FinishedReason
 from core.engine.node_matching import label_selector_matches
 from core.kube.errors import Conflict
 from core.kube.informer import EventHandlers
@@ -70,7 +71,6 @@ from integrations.labels import (
 from integrations.pod_set_info import InvalidPodSetInfo
 from integrations.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
 
-Json = Mapping[str, Any]
 Store = ObjectStore[dict[str, Any]]
 
 WORKLOAD_BY_OWNER_JOB = "ownerJob"

@@ -24,6 +24,7 @@ from core.adapters.kueue_manifests import (
     cohort_status_to_dict,
     local_queue_status_to_dict,
 )
+from core.api.json_types import Json
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import KubeError, NotFound
 from core.kube.object_meta import name_of, namespace_of, object_key
@@ -36,7 +37,6 @@ from core.manager.finalizers import is_deleting
 from core.manager.metrics import ManagerMetrics, QueueFigures
 from core.manager.workload_decisions import condition_of
 
-Json = Mapping[str, Any]
 Store = ObjectStore[dict[str, Any]]
 LOCAL_QUEUE_BY_CLUSTER_QUEUE = "clusterQueue"
 DEFAULT_INTERVAL_SECONDS = 1.0

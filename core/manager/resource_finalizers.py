@@ -12,9 +12,10 @@ finalizer change guarded by resourceVersion.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from typing import Any
 
+from core.api.json_types import Json
 from core.kube.client import KubeClient
 from core.kube.errors import Conflict
 from core.kube.informer import EventHandlers
@@ -28,7 +29,6 @@ from core.manager.field_manager import FIELD_MANAGER
 from core.manager.finalizers import is_deleting, set_finalizer
 from integrations.labels import RESOURCE_IN_USE_FINALIZER
 
-Json = Mapping[str, Any]
 Store = ObjectStore[dict[str, Any]]
 
 CLUSTER_QUEUE = "ClusterQueue"

@@ -24,9 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.engine.conditions import WorkloadConditionType as Cond
-
-Json = Mapping[str, Any]
+from core.api.json_types import Json
+from core.api.workload_conditions import WorkloadConditionType as Cond
 
 
 @dataclass(frozen=True, slots=True)

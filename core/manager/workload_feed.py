@@ -22,7 +22,8 @@ from typing import Any
 import structlog
 
 from core.adapters.kueue_manifests import JOB_UID_LABEL, workload_from_manifest
-from core.engine.conditions import CheckState
+from core.api.admission_check import CheckState
+from core.api.json_types import Json
 from core.engine.engine import StatusChanges
 from core.engine.model import Workload
 from core.kube.events import EventRecorder, EventType
@@ -46,8 +47,6 @@ from core.manager.workload_status_patch import (
     status_patch,
 )
 from core.manager.workload_versions import WorkloadVersions
-
-Json = Mapping[str, Any]
 
 _CHECK_STATES = frozenset(state.value for state in CheckState)
 

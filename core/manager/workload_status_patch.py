@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from core.adapters.kueue_manifests import workload_status_to_dict
+from core.api.json_types import Json
+from core.api.workload_conditions import WorkloadConditionType
 from core.engine.model import WorkloadStatus
-
-Json = Mapping[str, Any]
 
 ENGINE_OWNED_FIELDS: Final = (
     "conditions",
@@ -31,7 +31,6 @@ ENGINE_OWNED_FIELDS: Final = (
     "schedulingStats",
 )
 _CONDITION_FIELDS: Final = ("status", "reason", "message", "lastTransitionTime")
-_QUOTA_RESERVED: Final = "QuotaReserved"
 
 
 def owned_status(status: WorkloadStatus) -> dict[str, Any]:
@@ -88,10 +87,10 @@ def is_pending_note(current: Json, patch: Mapping[str, Any]) -> bool:
     before = _conditions_by_type(current.get("conditions"))
     after = _conditions_by_type(patch.get("conditions"))
     changed = {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
-    if changed != {_QUOTA_RESERVED}:
+    if changed != {WorkloadConditionType.QUOTA_RESERVED}:
         return False
-    was = before.get(_QUOTA_RESERVED)
-    now = after.get(_QUOTA_RESERVED)
+    was = before.get(WorkloadConditionType.QUOTA_RESERVED)
+    now = after.get(WorkloadConditionType.QUOTA_RESERVED)
     return now is not None and now[0] == "False" and (was is None or was[0] == "False")
 
 

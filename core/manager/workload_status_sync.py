@@ -32,8 +32,9 @@ from typing import Any
 import structlog
 
 from core.adapters.kueue_manifests import format_time
-from core.engine.conditions import QuotaReservedReason
-from core.engine.conditions import WorkloadConditionType as Cond
+from core.api.json_types import Json
+from core.api.workload_conditions import WorkloadConditionType as Cond
+from core.api.workload_conditions import WorkloadReason
 from core.engine.model import WorkloadStatus
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import Conflict, NotFound
@@ -54,7 +55,6 @@ from core.manager.workload_status_patch import (
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
 
-Json = Mapping[str, Any]
 DEFAULT_WORKERS = 8
 PENDING_REFRESH_SECONDS = 60.0
 """A Workload's pending note is re-worded on the server at most this often."""
@@ -120,7 +120,7 @@ def rejected_status(obj: Json, message: str, now: str) -> dict[str, Any]:
         {
             "type": Cond.QUOTA_RESERVED.value,
             "status": "False",
-            "reason": QuotaReservedReason.INADMISSIBLE.value,
+            "reason": WorkloadReason.INADMISSIBLE.value,
             "message": message,
             "lastTransitionTime": since or now,
         }

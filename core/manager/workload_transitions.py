@@ -9,18 +9,14 @@ ClusterQueue X, wait time since queued was Ns", ...).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from core.adapters.kueue_manifests import parse_time
-from core.engine.conditions import WorkloadConditionType as Cond
+from core.api.json_types import Json
+from core.api.workload_conditions import WorkloadConditionType as Cond
 from core.kube.events import EventRecorder
 from core.manager import watched_kinds as kinds
 from core.manager.event_reasons import EventReason, evicted_reason, reference
 from core.manager.metrics import ManagerMetrics
 from core.manager.workload_decisions import condition_of, condition_true
-
-Json = Mapping[str, Any]
 
 
 def _became_true(before: Json, after: Json, type_: str) -> bool:

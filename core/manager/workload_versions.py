@@ -15,13 +15,11 @@ forgotten, and a late out-of-band version of a forgotten key is never resurrecte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
+from core.api.json_types import Json
 from core.kube.object_meta import object_key, resource_version_of
 from core.manager.resource_versions import is_newer
-
-Json = Mapping[str, Any]
 
 
 class WorkloadVersions:

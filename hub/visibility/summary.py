@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from core.api.kube_time import format_time
 from core.engine.model import PendingWorkload
 from hub.visibility.group import PREFERRED_VERSION, QueueResource, VisibilityVersion
 from hub.visibility.query import PendingWorkloadOptions
@@ -32,7 +33,7 @@ def creation_timestamp(seconds: float) -> str:
     """
     if seconds <= 0:
         return ""
-    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(datetime.fromtimestamp(int(seconds), UTC))
 
 
 def pending_workload_item(

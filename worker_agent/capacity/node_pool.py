@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from core.api.json_types import Json
 from core.api.resource_flavor import ResourceFlavor as ApiResourceFlavor
 from core.engine.model import ResourceFlavor, Taint, TaintEffect, Toleration
 from core.engine.node_matching import tolerates
 from core.engine.quantity import to_base_units
 
-Json = Mapping[str, Any]
 _EFFECTS = {effect.value: effect for effect in TaintEffect}
 
 

@@ -8,12 +8,11 @@ init containers, sidecars, overhead, pod-level resources), plus one `pods` slot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
+from core.api.json_types import Json
 from core.engine.pod_templates import pod_requests
 
-Json = Mapping[str, Any]
 FINISHED_PHASES = frozenset({"Succeeded", "Failed"})
 
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
 
 import msgspec
 
 from core.api.codec import encode
+from core.api.json_types import Json
 from core.api.meta import ObjectMeta
 from core.api.resource_flavor import ResourceFlavor
 from core.api.worker_capacity import (
@@ -44,8 +44,6 @@ from worker_agent.capacity.queue_figures import (
     cluster_queue_capacity,
     resource_list,
 )
-
-Json = Mapping[str, Any]
 
 
 def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import structlog
 
+from core.api.kube_time import parse_optional_time
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, Conflict, NotFound
 from core.kube.resources import SECRETS
@@ -64,14 +65,6 @@ def _decoded(data: Mapping[str, Any]) -> dict[str, bytes]:
     return decoded
 
 
-def _parse_time(text: Any) -> dt.datetime | None:
-    try:
-        parsed = dt.datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
-
-
 def read_secret(secret: Mapping[str, Any]) -> StoredCertificates | None:
     """The certificates in a Secret object, or None when it holds no complete bundle."""
     data = _decoded(secret.get("data") or {})
@@ -82,7 +75,7 @@ def read_secret(secret: Mapping[str, Any]) -> StoredCertificates | None:
     return StoredCertificates(
         bundle=bundle,
         previous_ca=data.get(PREVIOUS_CA_KEY, b""),
-        rotated_at=_parse_time(annotations.get(ROTATED_AT_ANNOTATION)),
+        rotated_at=parse_optional_time(annotations.get(ROTATED_AT_ANNOTATION)),
     )
 
 

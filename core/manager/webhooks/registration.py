@@ -8,10 +8,10 @@ same settings twice changes nothing, applying new ones moves every field we own.
 from __future__ import annotations
 
 import contextlib
-from typing import Final
 
 from core.kube.client import KubeClient
 from core.kube.errors import NotFound
+from core.manager.field_manager import FIELD_MANAGER
 from core.manager.webhooks.configurations import (
     MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -19,8 +19,6 @@ from core.manager.webhooks.configurations import (
     mutating_configuration,
     validating_configuration,
 )
-
-FIELD_MANAGER: Final = "fleetq-hub"
 
 
 async def apply_configurations(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from core.api.kube_time import format_time
 from core.api.meta import Condition, ConditionStatus
 
 ACTIVE: str = "Active"
@@ -69,7 +70,7 @@ def cluster_unreachable(error: str, attempts: int, next_attempt: datetime) -> Ac
     """A worker that did not answer; the message says how often and when it is retried."""
     message = (
         f"{error}; connection attempts: {attempts}, "
-        f"next connection attempt: {format_rfc3339(next_attempt)}"
+        f"next connection attempt: {format_time(next_attempt)}"
     )
     return ActiveState(ConditionStatus.FALSE, ClusterActiveReason.CLIENT_CONNECTION_FAILED, message)
 
@@ -77,11 +78,6 @@ def cluster_unreachable(error: str, attempts: int, next_attempt: datetime) -> Ac
 def go_list(names: Iterable[str]) -> str:
     """A list of names as Go's `%v` prints a []string: `[a b c]` (upstream's messages)."""
     return "[" + " ".join(names) + "]"
-
-
-def format_rfc3339(moment: datetime) -> str:
-    """Seconds-precision RFC 3339 in UTC, as Kubernetes prints times."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def find_condition(conditions: Sequence[Condition], type_: str) -> Condition | None:

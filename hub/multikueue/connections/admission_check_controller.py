@@ -30,6 +30,7 @@ from core.kube.informer import EventHandlers, Informer
 from core.kube.micro_time import utc_now
 from core.kube.status_writer import write_status
 from core.kube.workqueue import WorkQueue
+from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
 from hub.multikueue.connections.active_condition import (
     ACTIVE,
     CHECK_ACTIVE_MESSAGE,
@@ -44,7 +45,6 @@ from hub.multikueue.connections.registry import MULTIKUEUE_CONFIG_KIND, config_r
 ADMISSION_CHECKS = kind_info("AdmissionCheck")
 CHECKS_BY_CONFIG = "multikueue-config"
 CONFIGS_BY_CLUSTER = "multikueue-cluster"
-FIELD_MANAGER = "fleetq-multikueue"
 BAD_CONFIG_PREFIX = "Cannot load the AdmissionChecks parameters: "
 
 ConfigLookup = Callable[[str], MultiKueueConfig | None]
@@ -202,7 +202,7 @@ class AdmissionCheckController:
                 check,
                 compute,
                 into=AdmissionCheck,
-                field_manager=FIELD_MANAGER,
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except NotFound:
             return

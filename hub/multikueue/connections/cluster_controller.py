@@ -20,11 +20,11 @@ import contextlib
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from core.api.codec import to_builtins
+from core.api.json_types import JsonDict
 from core.api.multikueue import LocationType, MultiKueueCluster
 from core.api.registry import kind_info
 from core.kube.client import KubeClient
@@ -34,6 +34,7 @@ from core.kube.micro_time import utc_now
 from core.kube.object_meta import name_of
 from core.kube.status_writer import write_status
 from core.kube.workqueue import WorkQueue
+from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
 from hub.multikueue.connections.active_condition import (
     ActiveState,
     cluster_connected,
@@ -59,8 +60,6 @@ from hub.multikueue.connections.worker_events import WorkerDisconnected
 
 MULTIKUEUE_CLUSTERS = kind_info("MultiKueueCluster")
 CLUSTERS_BY_SECRET = "kubeconfig-secret"
-FIELD_MANAGER = "fleetq-multikueue"
-Json = dict[str, Any]
 
 
 def kubeconfig_secret_index(cluster: MultiKueueCluster) -> Iterable[str]:
@@ -87,7 +86,7 @@ class ClusterController:
         self,
         client: KubeClient,
         clusters: Informer[MultiKueueCluster],
-        secrets: Informer[Json],
+        secrets: Informer[JsonDict],
         registry: WorkerRegistry,
         *,
         namespace: str,
@@ -229,7 +228,7 @@ class ClusterController:
     # -- status ----------------------------------------------------------------------
 
     async def _write(self, cluster: MultiKueueCluster, wanted: ActiveState) -> None:
-        def compute(current: MultiKueueCluster) -> Json | None:
+        def compute(current: MultiKueueCluster) -> JsonDict | None:
             conditions = with_condition(
                 current.status.conditions,
                 wanted,
@@ -247,7 +246,7 @@ class ClusterController:
                 cluster,
                 compute,
                 into=MultiKueueCluster,
-                field_manager=FIELD_MANAGER,
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except NotFound:
             return
@@ -265,6 +264,6 @@ class ClusterController:
     def _enqueue_cluster(self, cluster: MultiKueueCluster) -> None:
         self.queue.add(cluster.metadata.name)
 
-    def _enqueue_secret_users(self, secret: Json) -> None:
+    def _enqueue_secret_users(self, secret: JsonDict) -> None:
         for key in self.clusters.store.index_keys(CLUSTERS_BY_SECRET, name_of(secret)):
             self.queue.add(key)

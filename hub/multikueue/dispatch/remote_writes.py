@@ -26,6 +26,7 @@ from core.kube.object_meta import name_of, namespace_of, object_key, resource_ve
 from core.kube.resources import ResourceRef, resource_label
 from core.kube.status_writer import ComputeStatus, write_status
 from core.kube.write_counter import WriteVerb
+from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER as FIELD_MANAGER
 from hub.multikueue.dispatch.dispatch_metrics import DispatchMetrics
 from hub.multikueue.dispatch.pending_writes import PendingWrites
 from hub.multikueue.dispatch.remote_copy import is_ours, priority_patch, remote_workload
@@ -34,7 +35,6 @@ from integrations.labels import PREBUILT_WORKLOAD_LABEL, RESOURCE_IN_USE_FINALIZ
 
 WORKLOADS = kind_info("Workload")
 WORKLOAD_KIND, JOB_KIND = "Workload", "Job"
-FIELD_MANAGER = "fleetq-multikueue"
 
 
 class RemoteWrites:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from core.api.admission_check import CheckState
@@ -41,10 +40,6 @@ StatusCompute = Callable[[Json], dict[str, Any] | None]
 
 class ClusterNameConflict(RuntimeError):
     """The workload is placed on another cluster; clusterName can never be changed."""
-
-
-def format_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def truncate(message: str) -> str:

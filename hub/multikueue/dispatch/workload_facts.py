@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.api.admission_check import CheckState
+from core.api.json_types import Json
+from core.api.kube_time import parse_optional_time
 from core.api.workload_conditions import WorkloadConditionType as Cond
-from core.kube.micro_time import parse_micro_time
-
-Json = Mapping[str, Any]
 
 
 def metadata(obj: Json) -> Json:
@@ -34,12 +33,9 @@ def status(obj: Json) -> Json:
 
 
 def parse_time(text: Any) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return parse_micro_time(text).timestamp()
-    except ValueError:
-        return None
+    """A Kubernetes time as epoch seconds; None when absent or malformed."""
+    moment = parse_optional_time(text)
+    return None if moment is None else moment.timestamp()
 
 
 @dataclass(frozen=True, slots=True)

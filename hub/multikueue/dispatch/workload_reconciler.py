@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from core.api.admission_check import CheckState
+from core.api.kube_time import format_time
 from core.api.workload_conditions import WorkloadConditionType as Cond
 from core.kube.client import KubeClient
 from core.kube.errors import KubeError, NotFound
@@ -76,7 +77,6 @@ from hub.multikueue.dispatch.remote_writes import (
     RemoteWrites,
 )
 from hub.multikueue.dispatch.settings import DispatchSettings
-from hub.multikueue.dispatch.status_changes import format_time
 from hub.multikueue.dispatch.workload_facts import (
     Json,
     admission_checks,

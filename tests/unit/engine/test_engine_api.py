@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.api.admission_check import CheckState
 from core.engine.clock import ManualClock
-from core.engine.conditions import CheckState
 from core.engine.config import EngineConfig, WaitForPodsReadyConfig
 from core.engine.engine import Engine
 from core.engine.model import (

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.api.workload_conditions import WorkloadReason
 from core.engine.clock import ManualClock
-from core.engine.conditions import FinishedReason
 from core.engine.engine import Engine
 from core.engine.model import (
     ClusterQueue,
@@ -66,7 +66,7 @@ def _engine_with_admitted(name: str) -> Engine:
         pytest.param(
             False,
             'pod set "main": nodeSelector key "zone" conflicts',
-            FinishedReason.FAILED_TO_START,
+            WorkloadReason.FAILED_TO_START,
             "FailedToStart",
             'pod set "main": nodeSelector key "zone" conflicts',
             id="failed-to-start",
@@ -76,7 +76,7 @@ def _engine_with_admitted(name: str) -> Engine:
 def test_finish_writes_the_reason_and_releases_quota(
     succeeded: bool,
     message: str,
-    reason: FinishedReason | None,
+    reason: WorkloadReason | None,
     want_reason: str,
     want_message: str,
 ) -> None:
@@ -102,7 +102,7 @@ def test_finish_writes_the_reason_and_releases_quota(
 
 def test_a_finished_workload_keeps_its_first_reason() -> None:
     engine = _engine_with_admitted("w")
-    engine.finish("ns/w", False, "cannot start", FinishedReason.FAILED_TO_START)
+    engine.finish("ns/w", False, "cannot start", WorkloadReason.FAILED_TO_START)
     engine.finish("ns/w", True, "later success")
     status = engine.workload_status("ns/w")
     assert status is not None

@@ -24,8 +24,8 @@ from core.adapters.kueue_manifests import (
     resource_flavor_from_manifest,
     workload_from_manifest,
 )
+from core.api.admission_check import CheckState
 from core.engine.clock import ManualClock
-from core.engine.conditions import CheckState
 from core.engine.engine import Engine
 from core.engine.model import CycleResult, WorkloadStatus
 from core.engine.quantity import to_base_units

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core.api.kube_time import parse_time
 from core.kube.lease import LeaseSpec, held_by_other, next_spec, observe, released_spec
-from core.kube.micro_time import format_micro_time, parse_micro_time
+from core.kube.micro_time import format_micro_time
 
 
 def spec(holder: str, renew: str = "t1", transitions: int = 0, duration: int = 15) -> LeaseSpec:
@@ -49,6 +50,6 @@ def test_releasing_clears_the_holder_and_keeps_the_transition_count() -> None:
 
 
 def test_micro_time_always_has_six_fractional_digits() -> None:
-    moment = parse_micro_time("2025-01-02T03:04:05Z")
+    moment = parse_time("2025-01-02T03:04:05Z")
     assert format_micro_time(moment) == "2025-01-02T03:04:05.000000Z"
-    assert parse_micro_time(format_micro_time(moment)) == moment
+    assert parse_time(format_micro_time(moment)) == moment

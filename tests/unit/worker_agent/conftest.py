@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from core.api.codec import decode
+from core.api.json_types import JsonDict
 from core.api.resource_flavor import ResourceFlavor
-
-Json = dict[str, Any]
 
 
 def _node(
@@ -21,8 +20,8 @@ def _node(
     taints: list[dict[str, str]] | None = None,
     ready: str = "True",
     unschedulable: bool = False,
-) -> Json:
-    spec: Json = {}
+) -> JsonDict:
+    spec: JsonDict = {}
     if taints:
         spec["taints"] = taints
     if unschedulable:
@@ -51,8 +50,8 @@ def _pod(
     phase: str = "Running",
     init_requests: dict[str, str] | None = None,
     overhead: dict[str, str] | None = None,
-) -> Json:
-    spec: Json = {"containers": [{"name": "main", "resources": {"requests": requests}}]}
+) -> JsonDict:
+    spec: JsonDict = {"containers": [{"name": "main", "resources": {"requests": requests}}]}
     if node is not None:
         spec["nodeName"] = node
     if init_requests:
@@ -75,12 +74,12 @@ def _flavor(name: str, labels: dict[str, str], **spec: Any) -> ResourceFlavor:
 
 
 @pytest.fixture
-def make_node() -> Callable[..., Json]:
+def make_node() -> Callable[..., JsonDict]:
     return _node
 
 
 @pytest.fixture
-def make_pod() -> Callable[..., Json]:
+def make_pod() -> Callable[..., JsonDict]:
     return _pod
 
 
