@@ -35,11 +35,13 @@ fleet-tools: install
 
 crds: install
 	$(BIN)/python -m core.api.crdgen
+	$(BIN)/python -m core.manager.chartgen
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m core.api.crdgen --check
+	$(BIN)/python -m core.manager.chartgen --check
 	$(BIN)/lint-imports --no-cache
 
 typecheck: install

@@ -13,6 +13,10 @@ copy of queues or flavors) and writing only while this replica leads. The agent 
 probes and metrics itself so /readyz also waits for the publisher's caches, and
 /metrics carries the publisher's series next to the runtime's.
 
+Without `integrations.frameworks` in its Configuration the agent manages every job kind
+fleetq implements (a worker runs what managers dispatch to it); a kind whose CRD the
+worker lacks is left out at start with a warning.
+
 Stopping (SIGTERM) cancels both; the publisher marks its report Reporting=False and a
 leader releases its Lease. Losing the Lease stops the agent with `LeadershipLost`.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 
 import structlog
@@ -31,6 +36,7 @@ from core.manager.configuration import Configuration, LeaderElection
 from core.manager.health_server import bound_port, metrics_routes, probe_routes, serve
 from core.manager.manager import KueueManager, ManagerOptions, ManagerStopped, split_bind_address
 from core.manager.webhook_service import UrlRegistration
+from integrations.registry import REGISTRY
 from worker_agent.capacity_publisher import CapacityPublisher, PublisherSettings
 from worker_agent.publisher_metrics import PublisherMetrics
 from worker_agent.queue_figures_source import EngineQueueFigures
@@ -75,6 +81,10 @@ class Agent:
     def __init__(
         self, configuration: Configuration, client: KubeClient, options: AgentOptions
     ) -> None:
+        if not configuration.frameworks_set:
+            # A worker runs whatever kinds the managers dispatch to it: every kind fleetq
+            # has, less those whose CRD the worker lacks (left out at start).
+            configuration = dataclasses.replace(configuration, frameworks=REGISTRY.names)
         self.configuration = configuration
         self.options = options
         self.manager = KueueManager(

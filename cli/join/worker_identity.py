@@ -13,6 +13,7 @@ from typing import Any
 
 from cli.join.fleet_file import IdentitySpec
 from core.api.groups import FLEETQ_GROUP, KUEUE_GROUP
+from integrations.registry import REGISTRY
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "fleetq-join"
@@ -41,8 +42,16 @@ class PolicyRule:
 MULTIKUEUE_WORKER_RULES: tuple[PolicyRule, ...] = (
     # Remote copies of manager Workloads, and their status (admission, finish).
     PolicyRule(KUEUE_GROUP, ("workloads", "workloads/status"), FULL_CONTROL),
-    # Remote batch Jobs: created suspended, status copied back, deleted when done.
-    PolicyRule("batch", ("jobs", "jobs/status"), FULL_CONTROL),
+    # Remote jobs of every registered kind: created suspended, status copied back,
+    # deleted when done.
+    *(
+        PolicyRule(
+            kind.resource.group,
+            (kind.resource.plural, f"{kind.resource.plural}/status"),
+            FULL_CONTROL,
+        )
+        for kind in REGISTRY
+    ),
     # Events about remote objects (core and events.k8s.io are the same objects).
     PolicyRule("", ("events",), ("create",)),
     PolicyRule("events.k8s.io", ("events",), ("create",)),

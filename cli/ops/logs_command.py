@@ -25,6 +25,8 @@ from cli.ops.worker_pod_logs import LogReadError, LogSource, PodLogReader, job_p
 from cli.ops.workload_phase import workload_phase
 from cli.ops.workload_story import pending_reason
 from core.api.multikueue import MultiKueueCluster
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.registry import REGISTRY
 
 Emit = Callable[[str], None]
 
@@ -69,8 +71,8 @@ def run_logs(args: argparse.Namespace) -> int:
                 ) from None
             endpoint = worker_endpoint(manager, cluster, args.hub_namespace)
         with ClusterRest(endpoint, timeout=WORKER_TIMEOUT) as worker_rest:
-            job_name = job_name_of(workload, args.job)
-            pods = job_pods(worker_rest, namespace, job_name)
+            job_name, name_labels = job_of(workload, args.job)
+            pods = job_pods(worker_rest, namespace, job_name, name_labels)
         if not pods:
             raise OpsError(f"job {job_name} has no pods on worker {worker} (yet)")
         sources = log_sources(pods, args.container)
@@ -89,12 +91,14 @@ def run_logs(args: argparse.Namespace) -> int:
     return ExitStatus.FAILED if failures else ExitStatus.OK
 
 
-def job_name_of(workload: Any, asked: str) -> str:
-    """The Job's name: the owner's, when `asked` named the Workload itself."""
+def job_of(workload: Any, asked: str) -> tuple[str, tuple[str, ...]]:
+    """The job's name (the owner's, when `asked` named the Workload itself) and the pod
+    labels its kind names its pods with (from the job-framework registry)."""
     for owner in workload.metadata.owner_references:
-        if owner.kind == "Job":
-            return str(owner.name)
-    return asked
+        kind = REGISTRY.for_owner(owner.api_version, owner.kind)
+        if kind is not None:
+            return str(owner.name), kind.pod_name_labels
+    return asked, BATCH_JOB.pod_name_labels
 
 
 def stream_logs(reader: PodLogReader, sources: list[LogSource], emit: Emit, problem: Emit) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,6 @@ from cli.join.cluster_rest import ApiCallError, ClusterCallError, ClusterRest
 from cli.join.kube_contexts import ClusterEndpoint
 from cli.ops.ops_errors import OpsError
 
-JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 """Labels the Job controller puts on its pods (the second for older clusters)."""
 CONNECT_TIMEOUT = 5.0
 PERMISSION_HINT = (
@@ -47,9 +46,11 @@ class LogSource:
         return f"[{self.pod}]" if self.single_container else f"[{self.pod}/{self.container}]"
 
 
-def job_pods(rest: ClusterRest, namespace: str, job: str) -> list[dict[str, Any]]:
-    """The job's pods on the worker, oldest first."""
-    for label in JOB_NAME_LABELS:
+def job_pods(
+    rest: ClusterRest, namespace: str, job: str, name_labels: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The job's pods on the worker (found by its kind's `name_labels`), oldest first."""
+    for label in name_labels:
         try:
             answer = rest.request(
                 "GET",

@@ -1,7 +1,8 @@
-"""What surrounds a Workload on the manager: the Job that owns it and the recent Events.
+"""What surrounds a Workload on the manager: the job that owns it and the recent Events.
 
-Both are best-effort context for `describe`: a Job or Event the user may not read is left
-out rather than failing the whole story.
+The owner is found through the job-framework registry (any registered kind). Both are
+best-effort context for `describe`: a job or Event the user may not read is left out
+rather than failing the whole story.
 """
 
 from __future__ import annotations
@@ -11,22 +12,20 @@ from typing import Any
 from cli.join.cluster_rest import ClusterCallError, ClusterRest
 from cli.ops.workload_story import EventView, JobView
 from core.api.workload import Workload
+from core.kube.resources import object_path
+from integrations.registry import REGISTRY
 
 RECENT_EVENTS = 10
-
-_OWNER_PATHS = {
-    ("batch/v1", "Job"): "/apis/batch/v1/namespaces/{namespace}/jobs/{name}",
-}
 
 
 def related_job(manager: ClusterRest, workload: Workload) -> JobView | None:
     for owner in workload.metadata.owner_references:
         if not (owner.controller or len(workload.metadata.owner_references) == 1):
             continue
-        template = _OWNER_PATHS.get((owner.api_version, owner.kind))
-        if template is None:
+        kind = REGISTRY.for_owner(owner.api_version, owner.kind)
+        if kind is None:
             return JobView(kind=owner.kind, name=owner.name, found=False)
-        path = template.format(namespace=workload.metadata.namespace, name=owner.name)
+        path = object_path(kind.resource, owner.name, workload.metadata.namespace)
         try:
             job = manager.get(path)
         except ClusterCallError:

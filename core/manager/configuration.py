@@ -17,30 +17,16 @@ from typing import Any
 
 import yaml
 
+from integrations.framework.registry import (
+    DEFAULT_FRAMEWORKS,
+    FrameworkRegistry,
+    UnknownFramework,
+)
+from integrations.registry import REGISTRY
+
 API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 
-KNOWN_FRAMEWORKS = frozenset(
-    {
-        "batch/job",
-        "jobset.x-k8s.io/jobset",
-        "kubeflow.org/mpijob",
-        "kubeflow.org/paddlejob",
-        "kubeflow.org/pytorchjob",
-        "kubeflow.org/tfjob",
-        "kubeflow.org/xgboostjob",
-        "kubeflow.org/jaxjob",
-        "trainer.kubeflow.org/trainjob",
-        "ray.io/rayjob",
-        "ray.io/raycluster",
-        "workload.codeflare.dev/appwrapper",
-        "sparkoperator.k8s.io/sparkapplication",
-        "pod",
-        "deployment",
-        "statefulset",
-        "leaderworkerset.x-k8s.io/leaderworkerset",
-    }
-)
 PREEMPTION_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 DISPATCHERS = (
     "fleetq.dev/capacity-aware",
@@ -166,7 +152,9 @@ class Configuration:
         }
     )
     wait_for_pods_ready: WaitForPodsReady | None = None
-    frameworks: tuple[str, ...] = ("batch/job",)
+    frameworks: tuple[str, ...] = DEFAULT_FRAMEWORKS
+    frameworks_set: bool = False
+    """`integrations.frameworks` was given (the agent defaults to every kind otherwise)."""
     fair_sharing_strategies: tuple[str, ...] | None = None
     multikueue: MultiKueueSettings = field(default_factory=MultiKueueSettings)
     client_qps: float = 20.0
@@ -186,6 +174,11 @@ class Configuration:
     @property
     def fair_sharing_enabled(self) -> bool:
         return self.fair_sharing_strategies is not None
+
+    @property
+    def job_kinds(self) -> FrameworkRegistry:
+        """The registered job kinds `integrations.frameworks` enables."""
+        return REGISTRY.enabled(self.frameworks)
 
 
 @dataclass(frozen=True)
@@ -271,20 +264,17 @@ def _wait_for_pods_ready(data: Mapping[str, Any]) -> WaitForPodsReady | None:
 
 
 def _frameworks(data: Mapping[str, Any], warnings: list[str]) -> tuple[str, ...]:
-    raw = _get(data, "integrations.frameworks") or ["batch/job"]
+    raw = _get(data, "integrations.frameworks") or list(DEFAULT_FRAMEWORKS)
     if not isinstance(raw, list) or not all(isinstance(f, str) for f in raw):
         raise ConfigurationError("integrations.frameworks: expected a list of framework names")
-    unknown = sorted(set(raw) - KNOWN_FRAMEWORKS)
-    if unknown:
-        raise ConfigurationError(
-            f"integrations.frameworks: unknown framework(s) {', '.join(unknown)}; "
-            f"known: {', '.join(sorted(KNOWN_FRAMEWORKS))}"
-        )
-    not_yet = sorted(set(raw) - {"batch/job"})
+    try:
+        not_yet = REGISTRY.unsupported(raw)
+    except UnknownFramework as error:
+        raise ConfigurationError(f"integrations.frameworks: {error}") from None
     if not_yet:
         warnings.append(
             f"integrations.frameworks: {', '.join(not_yet)} not supported by fleetq yet; "
-            "only batch/job workloads are managed"
+            f"jobs of those kinds are left alone (supported: {', '.join(REGISTRY.names)})"
         )
     return tuple(raw)
 
@@ -383,6 +373,7 @@ def parse_configuration(data: Any) -> LoadedConfiguration:
         managed_jobs_namespace_selector=selector or defaults.managed_jobs_namespace_selector,
         wait_for_pods_ready=_wait_for_pods_ready(data),
         frameworks=_frameworks(data, warnings),
+        frameworks_set=_get(data, "integrations.frameworks") is not None,
         fair_sharing_strategies=_fair_sharing(data),
         multikueue=_multikueue(data),
         client_qps=_typed(data, "clientConnection.qps", float, defaults.client_qps),

@@ -1,8 +1,9 @@
-"""The hub's informers: one cache per watched resource, all on the manager cluster.
+"""The manager's informers: one cache per watched resource, all on its own cluster.
 
-Objects stay decoded JSON (dicts): the engine adapters and the Job integration read
-manifests in that shape, and fields the hub does not model pass through untouched.
-Indexes answer the controllers' lookups without scans (a Job's Workloads, a
+Objects stay decoded JSON (dicts): the engine adapters and the job kinds read manifests
+in that shape, and fields the manager does not model pass through untouched. There is one
+job cache per enabled job kind (by framework name), built from the registry. Indexes
+answer the controllers' lookups without scans (a job's Workloads per kind, a
 ClusterQueue's LocalQueues). `run` keeps every cache current until cancelled; `synced`
 turns true once every first list is stored, which is what /readyz reports.
 """
@@ -20,11 +21,12 @@ from core.kube.resources import ResourceRef
 from core.manager import watched_kinds as kinds
 from core.manager.job_controller import (
     JOB_BY_PREBUILT_WORKLOAD,
-    WORKLOAD_BY_OWNER_JOB,
     job_prebuilt_workload_index,
-    workload_owner_job_index,
+    owner_index_name,
+    workload_owner_index,
 )
 from core.manager.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+from integrations.framework.registry import FrameworkRegistry
 
 Cache = Informer[dict[str, Any]]
 
@@ -41,11 +43,12 @@ class ManagerInformers:
     admission_checks: Cache
     namespaces: Cache
     workloads: Cache
-    jobs: Cache
+    jobs: dict[str, Cache]
+    """One cache per enabled job kind, by framework name."""
     pod_priority_classes: Cache
 
     @classmethod
-    def create(cls, client: KubeClient) -> ManagerInformers:
+    def create(cls, client: KubeClient, kinds_enabled: FrameworkRegistry) -> ManagerInformers:
         def cache(resource: ResourceRef, **indexers: Any) -> Cache:
             return Informer(client, resource, into=dict, indexers=indexers or None)
 
@@ -60,8 +63,16 @@ class ManagerInformers:
             workload_priority_classes=cache(kinds.WORKLOAD_PRIORITY_CLASSES),
             admission_checks=cache(kinds.ADMISSION_CHECKS),
             namespaces=cache(kinds.NAMESPACES),
-            workloads=cache(kinds.WORKLOADS, **{WORKLOAD_BY_OWNER_JOB: workload_owner_job_index}),
-            jobs=cache(kinds.JOBS, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}),
+            workloads=cache(
+                kinds.WORKLOADS,
+                **{owner_index_name(kind): workload_owner_index(kind) for kind in kinds_enabled},
+            ),
+            jobs={
+                kind.framework: cache(
+                    kind.resource, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}
+                )
+                for kind in kinds_enabled
+            },
             pod_priority_classes=cache(kinds.POD_PRIORITY_CLASSES),
         )
 
@@ -76,7 +87,7 @@ class ManagerInformers:
                 self.admission_checks,
                 self.namespaces,
                 self.workloads,
-                self.jobs,
+                *self.jobs.values(),
                 self.pod_priority_classes,
             )
         )

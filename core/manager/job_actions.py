@@ -1,11 +1,12 @@
-"""The writes the Job controller makes, each guarded by the resourceVersion it was planned on.
+"""The writes the job controller makes, each guarded by the resourceVersion it was planned on.
 
-Jobs are changed with JSON patches computed by `integrations` (start, the three-step stop)
-plus a replace of `/metadata/resourceVersion`, which makes the apiserver apply the patch
-only to the version it was computed from; any other version fails with Conflict and the
-controller plans again from its cache. Workloads are created from `build_workload`,
-updated in place (queue name, or a whole spec rebuilt from an edited suspended Job) and
-deleted after their finalizer is dropped. Every write also records an Event on the Job.
+Jobs (of the controller's kind) are changed with JSON patches computed by the kind (start,
+the stop plan) plus a replace of `/metadata/resourceVersion`, which makes the apiserver
+apply the patch only to the version it was computed from; any other version fails with
+Conflict and the controller plans again from its cache. Workloads are created from
+`build_workload`, updated in place (queue name, or a whole spec rebuilt from an edited
+suspended job) and deleted after their finalizer is dropped. Every write also records an
+Event on the job.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from core.manager import watched_kinds as kinds
 from core.manager.event_reasons import EventReason, reference
 from core.manager.field_manager import FIELD_MANAGER
 from core.manager.finalizers import set_finalizer
-from integrations.batch_job.admission import JobSubresource, JobWrite
-from integrations.json_patch import JsonPatchOp
-from integrations.labels import RESOURCE_IN_USE_FINALIZER
+from integrations.framework.job_kind import JobResource, JobSubresource, JobWrite
+from integrations.framework.json_patch import JsonPatchOp
+from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER
 
 
 def guarded(version: str, ops: Sequence[JsonPatchOp]) -> list[dict[str, Any]]:
@@ -38,14 +39,17 @@ def guarded(version: str, ops: Sequence[JsonPatchOp]) -> list[dict[str, Any]]:
 class JobActions:
     """Writes on Jobs and their Workloads (see module docstring)."""
 
-    def __init__(self, client: KubeClient, events: EventRecorder | None = None) -> None:
+    def __init__(
+        self, resource: JobResource, client: KubeClient, events: EventRecorder | None = None
+    ) -> None:
+        self.resource = resource
         self.client = client
         self.events = events
 
     def _event(self, job: Json, reason: EventReason, note: str, *, warning: bool = False) -> None:
         if self.events is not None:
             self.events.record(
-                reference(job, kinds.JOBS, "Job"),
+                reference(job, self.resource, self.resource.kind),
                 reason,
                 note,
                 type=EventType.WARNING if warning else EventType.NORMAL,
@@ -59,7 +63,7 @@ class JobActions:
         self, job: Json, ops: Sequence[JsonPatchOp], subresource: str | None = None
     ) -> dict[str, Any]:
         result: dict[str, Any] = await self.client.patch(
-            kinds.JOBS,
+            self.resource,
             name_of(job),
             guarded(resource_version_of(job), ops),
             patch_type=PatchType.JSON,

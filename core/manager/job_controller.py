@@ -1,10 +1,13 @@
-"""The batch/v1 Job controller: a Workload per queued Job, and the Job run as it decides.
+"""The generic job controller: a Workload per queued job, and the job run as it decides.
 
-For every Job the hub manages (it names a LocalQueue in `kueue.x-k8s.io/queue-name`, or
-manageJobsWithoutQueueName is on and its namespace is selected) a reconcile reads the Job
-and the Workloads it controls from the caches and does the one next thing, upstream's
-job reconciler order:
-- no Workload: create it (owner-referenced, built by `integrations.batch_job`); Workloads
+One `JobController` runs per enabled job kind (`integrations.framework.JobKind`), with the
+kind's cache and work queue; everything kind-specific is asked of the kind. For every job
+the manager manages (it names a LocalQueue in `kueue.x-k8s.io/queue-name`, or
+manageJobsWithoutQueueName is on and its namespace is selected; never one whose controller
+owner is a kind queued as a whole, like a JobSet's Jobs) a reconcile reads the job and
+the Workloads it controls from the caches and does the one next thing, upstream's job
+reconciler order:
+- no Workload: create it (owner-referenced, built by `framework.workload_builder`); Workloads
   that no longer match the Job are deleted (or, for a suspended Job, updated in place),
   and a running Job without a matching Workload is stopped;
 - the Workload is Finished: drop its finalizer; the Job finished: finish the Workload;
@@ -12,10 +15,10 @@ job reconciler order:
 - the Workload is evicted: stop the Job (suspend, restore its template) and, once no pod
   of it runs, let the engine release the quota (`complete_eviction`); a MultiKueue Job
   runs no pod on the manager, so its copied `active` count is not waited for;
-- the Job's WorkloadPriorityClass label changed: the Workload takes the new class;
-- the Workload is admitted and the Job suspended: start it on the admitted flavors;
-- the Job runs without admission: stop it.
-Decisions about the Workload are taken from its newest known version in the API (so a Job
+- the job's WorkloadPriorityClass label changed: the Workload takes the new class;
+- the Workload is admitted and the job suspended: start it on the admitted flavors;
+- the job runs without admission: stop it.
+Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
 idempotent and safe to repeat after a crash at any point.
@@ -23,7 +26,7 @@ idempotent and safe to repeat after a crash at any point.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,61 +52,63 @@ from core.manager.job_actions import JobActions
 from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
-from integrations.batch_job import job_fields
-from integrations.batch_job.admission import plan_stop, start_job
-from integrations.batch_job.status import is_active, job_finished, pods_ready, reclaimable_pods
-from integrations.batch_job.workload_builder import (
+from integrations.framework import job_metadata
+from integrations.framework.job_kind import JobKind
+from integrations.framework.json_patch import diff
+from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
+from integrations.framework.pod_set_info import InvalidPodSetInfo
+from integrations.framework.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
+from integrations.framework.workload_builder import (
     WorkloadBuildOptions,
     build_workload,
     rebuilt_spec,
 )
-from integrations.batch_job.workload_matching import (
+from integrations.framework.workload_matching import (
     PrebuiltOwnership,
     adopt_prebuilt_workload,
     match_workloads,
 )
-from integrations.json_patch import diff
-from integrations.labels import (
-    BATCH_JOB_CONTROLLER_NAME,
-    MULTIKUEUE_MANAGED_BY,
-    RESOURCE_IN_USE_FINALIZER,
-)
-from integrations.pod_set_info import InvalidPodSetInfo
-from integrations.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
 
 Store = ObjectStore[dict[str, Any]]
 
-WORKLOAD_BY_OWNER_JOB = "ownerJob"
 JOB_BY_PREBUILT_WORKLOAD = "prebuiltWorkload"
 DEFAULT_WORKERS = 16
 """Jobs reconciled at the same time. A reconcile mostly waits on one write (the Workload's
-create, the Job's start): at 4, Jobs arriving at 50/s waited seconds for their Workload."""
-# spec.managedBy values of Jobs Kueue runs (unset means the built-in Job controller).
-_KUEUE_MANAGED = (None, BATCH_JOB_CONTROLLER_NAME, MULTIKUEUE_MANAGED_BY)
+create, the job's start): at 4, Jobs arriving at 50/s waited seconds for their Workload."""
 
 
-def workload_owner_job_index(obj: Json) -> Iterable[str]:
-    """Index Workloads by the `namespace/name` of the Job controlling them."""
-    namespace = namespace_of(obj)
-    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if (
-            owner.get("controller") is True
-            and owner.get("kind") == job_fields.JOB_KIND
-            and owner.get("apiVersion") == job_fields.JOB_API_VERSION
-        ):
-            return (make_key(namespace, str(owner.get("name"))),)
-    return ()
+def owner_index_name(kind: JobKind) -> str:
+    """The Workload cache's index from a job of `kind` to the Workloads it controls."""
+    return f"owner:{kind.framework}"
+
+
+def workload_owner_index(kind: JobKind) -> Callable[[Json], Iterable[str]]:
+    """Index Workloads by the `namespace/name` of the job of `kind` controlling them."""
+    api_version, kind_name = kind.resource.gvk
+
+    def index(obj: Json) -> Iterable[str]:
+        namespace = namespace_of(obj)
+        for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
+            if (
+                owner.get("controller") is True
+                and owner.get("kind") == kind_name
+                and owner.get("apiVersion") == api_version
+            ):
+                return (make_key(namespace, str(owner.get("name"))),)
+        return ()
+
+    return index
 
 
 def job_prebuilt_workload_index(obj: Json) -> Iterable[str]:
-    """Index Jobs by the `namespace/name` of the prebuilt Workload they name."""
-    name = job_fields.prebuilt_workload_name(obj)
+    """Index jobs by the `namespace/name` of the prebuilt Workload they name."""
+    name = job_metadata.prebuilt_workload_name(obj)
     return (make_key(namespace_of(obj), name),) if name else ()
 
 
 @dataclass(frozen=True, slots=True)
 class JobManagement:
-    """Which Jobs the hub manages and how their Workloads are built."""
+    """Which jobs the manager manages and how their Workloads are built."""
 
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
@@ -112,10 +117,11 @@ class JobManagement:
 
 
 class JobController:
-    """Reconciles batch/v1 Jobs against their Workloads (see module docstring)."""
+    """Reconciles the jobs of one kind against their Workloads (see module docstring)."""
 
     def __init__(
         self,
+        kind: JobKind,
         actions: JobActions,
         host: EngineHost,
         versions: WorkloadVersions,
@@ -127,7 +133,11 @@ class JobController:
         pod_priority_classes: Store,
         workload_priority_values: Mapping[str, int],
         management: JobManagement | None = None,
+        queued_as_a_whole: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
+        self.kind = kind
+        self.queued_as_a_whole = queued_as_a_whole
+        """(API group, kind) of enabled kinds that queue their children with themselves."""
         self.actions = actions
         self.host = host
         self.versions = versions
@@ -140,8 +150,11 @@ class JobController:
         self.management = management or JobManagement()
         selector = self.management.managed_jobs_namespace_selector
         self._namespace_selector = label_selector(selector) if selector is not None else None
-        self.queue: WorkQueue[str] = WorkQueue("jobs")
-        self.log = structlog.get_logger("core.manager.jobs")
+        self.queue: WorkQueue[str] = WorkQueue(kind.resource.plural)
+        self.log = structlog.get_logger("core.manager.jobs").bind(kind=kind.framework)
+        self._owner_index = owner_index_name(kind)
+        self._owner_index_of = workload_owner_index(kind)
+        self._kueue_managed = (None, kind.own_controller_name, MULTIKUEUE_MANAGED_BY)
 
     # -- triggers ------------------------------------------------------------------------
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:
@@ -160,8 +173,8 @@ class JobController:
         )
 
     def workload_changed(self, workload: Json) -> None:
-        """Queue the Job a Workload belongs to (its controller, or the Job naming it)."""
-        for key in workload_owner_job_index(workload):
+        """Queue the job a Workload belongs to (its controller, or the job naming it)."""
+        for key in self._owner_index_of(workload):
             self.queue.add(key)
         for job in self.jobs.by_index(JOB_BY_PREBUILT_WORKLOAD, object_key(workload)):
             self.queue.add(object_key(job))
@@ -183,9 +196,11 @@ class JobController:
 
     # -- reading -------------------------------------------------------------------------
     def _manages(self, job: Json) -> bool:
-        if job_fields.managed_by(job) not in _KUEUE_MANAGED:
+        if self.kind.managed_by(job) not in self._kueue_managed:
             return False
-        if job_fields.queue_name(job) or job_fields.prebuilt_workload_name(job) is not None:
+        if self._child_of_queued_kind(job):
+            return False  # queued with its parent (a JobSet's Job)
+        if job_metadata.queue_name(job) or job_metadata.prebuilt_workload_name(job) is not None:
             return True
         if not self.management.manage_jobs_without_queue_name:
             return False
@@ -193,10 +208,17 @@ class JobController:
         labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
         return namespace is not None and label_selector_matches(self._namespace_selector, labels)
 
+    def _child_of_queued_kind(self, job: Json) -> bool:
+        owner = job_metadata.controller_owner(job)
+        if owner is None:
+            return False
+        group = str(owner.get("apiVersion") or "").rpartition("/")[0]
+        return (group, str(owner.get("kind") or "")) in self.queued_as_a_whole
+
     def _owned(self, job_key: str) -> list[Json]:
-        """Newest versions of the Workloads whose controller is a Job of this name."""
+        """Newest versions of the Workloads whose controller is a job of this name."""
         out = []
-        for cached in self.workloads.by_index(WORKLOAD_BY_OWNER_JOB, job_key):
+        for cached in self.workloads.by_index(self._owner_index, job_key):
             current = self.versions.current(object_key(cached)) or cached
             out.append(current)
         out.sort(
@@ -250,7 +272,7 @@ class JobController:
                 await self.actions.release_workload(workload)
             return
         log = self.log.bind(job=key)
-        prebuilt = job_fields.prebuilt_workload_name(job)
+        prebuilt = job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
             workload_obj = await self._prebuilt(job, prebuilt)
             if workload_obj is not None:
@@ -258,28 +280,31 @@ class JobController:
             return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
-        match = match_workloads(job, decoded, self._flavors(decoded))
+        kind = self.kind
+        match = match_workloads(kind, job, decoded, self._flavors(decoded))
         for unmatched in match.to_delete:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
             restore = match.restore_from
-            await self.actions.stop(job, plan_stop(job, restore), "No matching Workload")
+            await self.actions.stop(job, kind.plan_stop(job, restore), "No matching Workload")
             return
         if match.to_update is not None:
-            spec = rebuilt_spec(job, match.to_update, self._priority_classes())
+            spec = rebuilt_spec(kind, job, match.to_update, self._priority_classes())
             await self.actions.replace_workload_spec(
                 job, by_name[match.to_update.metadata.name], spec
             )
             return
         if match.match is None:
-            if job_finished(job) is None and not match.to_delete:
+            if kind.finished(job) is None and not match.to_delete:
                 await self._create(job, log)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
 
     async def _create(self, job: Json, log: Any) -> None:
         try:
-            workload = build_workload(job, self._priority_classes(), self.management.build)
+            workload = build_workload(
+                self.kind, job, self._priority_classes(), self.management.build
+            )
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
@@ -291,7 +316,7 @@ class JobController:
         workload_obj = self.versions.current(key)
         if workload_obj is None:
             return None
-        ownership, adopted = adopt_prebuilt_workload(job, decode(Workload, workload_obj))
+        ownership, adopted = adopt_prebuilt_workload(self.kind, job, decode(Workload, workload_obj))
         if ownership is PrebuiltOwnership.ADOPTED:
             await self.actions.adopt_workload(workload_obj, adopted)
             return None  # the informer brings the adopted version
@@ -300,7 +325,8 @@ class JobController:
         return workload_obj
 
     async def _drive(self, job: Json, workload_obj: Json, log: Any) -> None:
-        """One step for a Job and the Workload that matches it."""
+        """One step for a job and the Workload that matches it."""
+        kind = self.kind
         key = object_key(workload_obj)
         status = status_of(workload_obj)
         workload = decode(Workload, workload_obj)
@@ -309,10 +335,10 @@ class JobController:
                 await self.actions.release_workload(workload_obj)
             return
         if is_deleting(workload_obj):
-            await self.actions.stop(job, plan_stop(job, workload), "Workload is deleted")
+            await self.actions.stop(job, kind.plan_stop(job, workload), "Workload is deleted")
             await self.actions.release_workload(workload_obj)
             return
-        finish = job_finished(job)
+        finish = kind.finished(job)
         if finish is not None:
             log.info("job.finished", workload=key, succeeded=finish.succeeded)
             self.host.finish(key, succeeded=finish.succeeded, message=finish.message)
@@ -323,37 +349,42 @@ class JobController:
         if condition_true(status, Cond.EVICTED):
             evicted = condition_of(status, Cond.EVICTED) or {}
             stopped = await self.actions.stop(
-                job, plan_stop(job, workload), str(evicted.get("message") or "Workload evicted")
+                job,
+                kind.plan_stop(job, workload),
+                str(evicted.get("message") or "Workload evicted"),
             )
             # A MultiKueue Job runs no pod here: its `active` is the worker's, copied back,
             # and may never drop once the copies are gone, so it is never waited for.
-            remote_only = job_fields.managed_by(stopped) == MULTIKUEUE_MANAGED_BY
-            if (remote_only or not is_active(stopped)) and condition_true(
+            remote_only = kind.managed_by(stopped) == MULTIKUEUE_MANAGED_BY
+            if (remote_only or not kind.is_active(stopped)) and condition_true(
                 status, Cond.QUOTA_RESERVED
             ):
                 log.info("job.eviction_completed", workload=key)
                 self.host.complete_eviction(key)
             return
-        if job_fields.is_suspended(job):
+        if kind.is_suspended(job):
+            queue = job_metadata.queue_name(job)
             if condition_true(status, Cond.ADMITTED):
                 await self._start(job, workload, key, log)
-            elif workload.spec.queue_name != job_fields.queue_name(job) and not condition_true(
+            elif workload.spec.queue_name != queue and not condition_true(
                 status, Cond.QUOTA_RESERVED
             ):
-                await self.actions.set_workload_queue(workload_obj, job_fields.queue_name(job))
+                await self.actions.set_workload_queue(workload_obj, queue)
             return
         if not condition_true(status, Cond.ADMITTED):
-            await self.actions.stop(job, plan_stop(job, workload), "Not admitted by cluster queue")
+            await self.actions.stop(
+                job, kind.plan_stop(job, workload), "Not admitted by cluster queue"
+            )
 
     async def _follow_priority_class(
         self, job: Json, workload_obj: Json, workload: Workload
     ) -> bool:
-        """The Job's WorkloadPriorityClass label changed: give the Workload the new class.
+        """The job's WorkloadPriorityClass label changed: give the Workload the new class.
 
         As upstream, only between WorkloadPriorityClasses (the label is the one part of a
-        running Job a user may change to reprioritise it); an unknown class waits.
+        running job a user may change to reprioritise it); an unknown class waits.
         """
-        wanted = job_fields.workload_priority_class_name(job)
+        wanted = job_metadata.workload_priority_class_name(job)
         ref = workload.spec.priority_class_ref
         if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
             return False
@@ -364,8 +395,8 @@ class JobController:
         return True
 
     def _report_progress(self, job: Json, key: str, status: Json) -> None:
-        """Reclaimable pods and PodsReady, from the Job's status to the engine."""
-        wanted = {pod.name: pod.count for pod in reclaimable_pods(job)}
+        """Reclaimable pods and PodsReady, from the job's status to the engine."""
+        wanted = {pod.name: pod.count for pod in self.kind.reclaimable_pods(job)}
         have = {
             str(p.get("name")): int(p.get("count") or 0)
             for p in status.get("reclaimablePods") or ()
@@ -374,14 +405,14 @@ class JobController:
         if wanted != have:
             self.host.set_reclaimable_pods(key, wanted)
         if self.management.wait_for_pods_ready and condition_true(status, Cond.ADMITTED):
-            ready = pods_ready(job)
+            ready = self.kind.pods_ready(job)
             current = condition_of(status, Cond.PODS_READY)
             if current is None or (current.get("status") == "True") != ready:
                 self.host.set_pods_ready(key, ready)
 
     async def _start(self, job: Json, workload: Workload, key: str, log: Any) -> None:
         try:
-            started = start_job(job, workload, self._flavors((workload,)))
+            started = self.kind.start(job, workload, self._flavors((workload,)))
         except InvalidPodSetInfo as error:
             log.warning("job.failed_to_start", workload=key, error=str(error))
             self.actions.warn(job, EventReason.FAILED_TO_START, str(error))

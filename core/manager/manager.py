@@ -26,12 +26,15 @@ import contextlib
 import importlib.metadata
 import socket
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from aiohttp import web
 
 from core.kube.client import KubeClient
+from core.kube.errors import NotFound
 from core.kube.events import EventRecorder
 from core.kube.leader_election import LeaderElectionConfig, LeaderElector
 from core.manager.cluster_object_feed import ClusterObjectFeed
@@ -144,29 +147,37 @@ class KueueManager:
             client, reporting_controller=CONTROLLER_NAME, reporting_instance=self.identity
         )
         self.host = EngineHost(engine_config_for(configuration))
-        self.informers = ManagerInformers.create(client)
+        self.job_kinds = configuration.job_kinds
+        """The enabled job kinds (`integrations.frameworks` ∩ the registry)."""
+        self.informers = ManagerInformers.create(client, self.job_kinds)
         informers = self.informers
         self.cluster_feed = ClusterObjectFeed(self.host, self.events)
         self.versions = WorkloadVersions(informers.workloads.store.get)
         self.workload_feed = WorkloadFeed(
             self.host, self.versions, self.cluster_feed.priority_values, self.events
         )
-        self.job_controller = JobController(
-            JobActions(client, self.events),
-            self.host,
-            self.versions,
-            jobs=informers.jobs.store,
-            workloads=informers.workloads.store,
-            resource_flavors=informers.resource_flavors.store,
-            namespaces=informers.namespaces.store,
-            pod_priority_classes=informers.pod_priority_classes.store,
-            workload_priority_values=self.cluster_feed.priority_values,
-            management=JobManagement(
-                manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
-                managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
-                wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
-            ),
+        management = JobManagement(
+            manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
+            managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
+            wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
         )
+        self.job_controllers = [
+            JobController(
+                kind,
+                JobActions(kind.resource, client, self.events),
+                self.host,
+                self.versions,
+                jobs=informers.jobs[kind.framework].store,
+                workloads=informers.workloads.store,
+                resource_flavors=informers.resource_flavors.store,
+                namespaces=informers.namespaces.store,
+                pod_priority_classes=informers.pod_priority_classes.store,
+                workload_priority_values=self.cluster_feed.priority_values,
+                management=management,
+                queued_as_a_whole=self.job_kinds.queued_as_a_whole,
+            )
+            for kind in self.job_kinds
+        ]
         self.status_writer = WorkloadStatusWriter(
             client,
             self.host,
@@ -174,7 +185,7 @@ class KueueManager:
             self.versions,
             WorkloadTransitions(self.metrics, self.events),
             workers=self.options.status_workers,
-            on_written=self.job_controller.workload_changed,
+            on_written=self._workload_written,
         )
         self.queue_status = QueueStatusWriter(
             client,
@@ -231,9 +242,15 @@ class KueueManager:
             self._informer_for(kind).add_handlers(self.finalizers.handlers(kind))
         # The engine first, so the Job controller reconciles against the updated engine.
         self.informers.workloads.add_handlers(self.workload_feed.handlers())
-        self.informers.workloads.add_handlers(self.job_controller.workload_handlers())
+        for controller in self.job_controllers:
+            self.informers.workloads.add_handlers(controller.workload_handlers())
         self.informers.workloads.add_handlers(self.finalizers.workload_handlers())
-        self.informers.jobs.add_handlers(self.job_controller.job_handlers())
+        for controller in self.job_controllers:
+            self.informers.jobs[controller.kind.framework].add_handlers(controller.job_handlers())
+
+    def _workload_written(self, workload: Mapping[str, Any]) -> None:
+        for controller in self.job_controllers:
+            controller.workload_changed(workload)
 
     def _workload_queue_name(self, key: str) -> str | None:
         workload = self.versions.current(key)
@@ -258,6 +275,7 @@ class KueueManager:
         runners: list[web.AppRunner] = []
         try:
             await self._start_servers(runners)
+            await self._leave_out_missing_job_kinds()
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.informers.run(), name="informers")
                 await self._wait_synced()
@@ -277,6 +295,24 @@ class KueueManager:
             for runner in runners:
                 with contextlib.suppress(Exception):
                     await runner.cleanup()
+
+    async def _leave_out_missing_job_kinds(self) -> None:
+        """An enabled job kind whose API the cluster does not serve (its CRD is not
+        installed) is left out with a warning, so the other kinds and every queue still
+        run; installing the CRD takes a restart to pick it up."""
+        for controller in list(self.job_controllers):
+            kind = controller.kind
+            try:
+                await self.client.list(kind.resource, limit=1)
+            except NotFound:
+                self.log.warning(
+                    "manager.job_kind_unavailable",
+                    framework=kind.framework,
+                    resource=f"{kind.resource.plural}.{kind.resource.group}",
+                    hint=f"install the {kind.resource.kind} CRD and restart to manage them",
+                )
+                self.job_controllers.remove(controller)
+                self.informers.jobs.pop(kind.framework, None)
 
     async def _wait_synced(self) -> None:
         try:
@@ -329,7 +365,11 @@ class KueueManager:
                 group.create_task(self.status_writer.run(), name="workload-status")
                 group.create_task(self.queue_status.run(), name="queue-status")
                 group.create_task(self.finalizers.run(), name="finalizers")
-                group.create_task(self.job_controller.run(self.options.job_workers), name="jobs")
+                for controller in self.job_controllers:
+                    group.create_task(
+                        controller.run(self.options.job_workers),
+                        name=f"jobs-{controller.kind.framework}",
+                    )
                 group.create_task(self.events.run(), name="events")
                 self._lead_extensions(group)
         finally:

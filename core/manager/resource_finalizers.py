@@ -27,7 +27,7 @@ from core.manager import watched_kinds as kinds
 from core.manager.engine_host import EngineHost
 from core.manager.field_manager import FIELD_MANAGER
 from core.manager.finalizers import is_deleting, set_finalizer
-from integrations.labels import RESOURCE_IN_USE_FINALIZER
+from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER
 
 Store = ObjectStore[dict[str, Any]]
 

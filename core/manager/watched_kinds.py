@@ -1,11 +1,14 @@
-"""Every resource the hub reads or writes, named once so no controller retypes a plural."""
+"""Every resource the manager reads or writes, named once so no controller retypes a plural.
+
+Job kinds are not here: each names its own (`JobKind.resource`, from the registry).
+"""
 
 from __future__ import annotations
 
 from typing import Final
 
 from core.api.registry import kind_info
-from core.kube.resources import JOBS, NAMESPACES, Resource
+from core.kube.resources import NAMESPACES, Resource
 
 RESOURCE_FLAVORS: Final = kind_info("ResourceFlavor")
 COHORTS: Final = kind_info("Cohort")
@@ -22,7 +25,6 @@ __all__ = [
     "ADMISSION_CHECKS",
     "CLUSTER_QUEUES",
     "COHORTS",
-    "JOBS",
     "LOCAL_QUEUES",
     "NAMESPACES",
     "POD_PRIORITY_CLASSES",

@@ -47,6 +47,7 @@ from core.manager.webhooks.configurations import (
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
 from core.manager.webhooks.runtime import WebhookRuntime
+from integrations.framework.job_kind import JobResource
 
 REGISTERED_BY_LABEL: Final = "fleetq.dev/registered-by"
 REGISTERED_BY_VALUE: Final = "fleetq-hub-url"
@@ -72,8 +73,15 @@ class UrlRegistration:
     def targets(self) -> tuple[CaBundleTarget, ...]:
         return default_targets(self.mutating_name, self.validating_name)
 
-    def settings(self, port: int, hub_namespace: str, ca_bundle: bytes) -> WebhookSettings:
+    def settings(
+        self,
+        port: int,
+        hub_namespace: str,
+        ca_bundle: bytes,
+        job_resources: tuple[JobResource, ...],
+    ) -> WebhookSettings:
         return WebhookSettings(
+            job_resources=job_resources,
             endpoint=UrlEndpoint.local(port, self.host),
             hub_namespace=hub_namespace,
             ca_bundle=ca_bundle,
@@ -87,7 +95,7 @@ class UrlRegistration:
 
 
 def job_context_from(informers: ManagerInformers, configuration: Configuration) -> CachedJobContext:
-    """The Job webhooks' view of the cluster: the hub's own caches, decoded on demand."""
+    """The job webhooks' view of the cluster: the manager's own caches, decoded on demand."""
     return CachedJobContext(
         local_queues=DecodedLookup(informers.local_queues.store, LocalQueue),
         cluster_queues=DecodedLookup(informers.cluster_queues.store, ClusterQueue),
@@ -118,6 +126,7 @@ class ManagerWebhooks:
     ) -> None:
         self._client = client
         self._namespace = configuration.namespace
+        self._job_resources = tuple(kind.resource for kind in configuration.job_kinds)
         self._registration = registration
         served = configuration
         if port is not None:
@@ -178,7 +187,9 @@ class ManagerWebhooks:
         for target in registration.targets:
             if await self._ours_to_remove(target):
                 self._owned.add(target)
-        settings = registration.settings(self.port, self._namespace, self._ca_bundle())
+        settings = registration.settings(
+            self.port, self._namespace, self._ca_bundle(), self._job_resources
+        )
         await apply_configurations(self._client, settings)
         self._registered.set()
         self.log.info(

@@ -18,22 +18,21 @@ from the current Job, so replanning after any partial progress yields only what 
 from __future__ import annotations
 
 import copy
-import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import Workload
 from integrations.batch_job import job_fields
 from integrations.batch_job.job_fields import Job
-from integrations.json_patch import JsonPatchOp, diff
-from integrations.labels import (
+from integrations.framework.job_kind import JobSubresource, JobWrite
+from integrations.framework.json_patch import diff
+from integrations.framework.labels import (
     BATCH_JOB_MANAGED_POD_LABELS,
     JOB_STOPPING_ANNOTATION,
     MULTIKUEUE_MANAGED_BY,
 )
-from integrations.pod_set_info import (
+from integrations.framework.pod_set_info import (
     InvalidPodSetInfo,
     PodSetInfo,
     info_from_pod_set,
@@ -52,22 +51,6 @@ __all__ = [
 
 FAILED_TO_START_REASON = "FailedToStart"
 """Finished reason upstream gives a Workload whose admission cannot be applied to its job."""
-
-
-class JobSubresource(enum.StrEnum):
-    """Where a write goes: the Job itself or its status subresource."""
-
-    MAIN = ""
-    STATUS = "status"
-
-
-@dataclass(frozen=True, slots=True)
-class JobWrite:
-    """One write of a plan: the patch, and the Job as it is once the write is done."""
-
-    subresource: JobSubresource
-    patch: list[JsonPatchOp]
-    job: dict[str, Any]
 
 
 def _only_info(infos: list[PodSetInfo]) -> PodSetInfo:

@@ -19,6 +19,7 @@ from core.api.workload import DEFAULT_POD_SET_NAME, ReclaimablePod
 from core.api.workload_conditions import WorkloadReason
 from integrations.batch_job import job_fields
 from integrations.batch_job.job_fields import Job
+from integrations.framework.job_kind import JobFinish
 
 __all__ = [
     "JobConditionType",
@@ -37,18 +38,6 @@ class JobConditionType(enum.StrEnum):
 
     COMPLETE = "Complete"
     FAILED = "Failed"
-
-
-@dataclass(frozen=True, slots=True)
-class JobFinish:
-    """How a Job ended: the Workload's Finished reason and message."""
-
-    reason: WorkloadReason
-    message: str
-
-    @property
-    def succeeded(self) -> bool:
-        return self.reason is WorkloadReason.SUCCEEDED
 
 
 def job_finished(job: Job) -> JobFinish | None:

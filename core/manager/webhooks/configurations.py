@@ -3,10 +3,12 @@
 Two shapes of endpoint: a Service (the chart: the hub runs in the cluster behind
 `webhook_service_name`) or a URL (the hub runs outside: dev fleet, tests, where the
 apiserver reaches it on `https://127.0.0.1:<port>`). Everything else is the same and
-mirrors upstream's registrations: Jobs are defaulted on CREATE and validated on CREATE
-and UPDATE, kueue objects validated on CREATE and UPDATE (Workloads' status too);
-sideEffects None, failurePolicy Fail, admissionReviewVersions [v1]. Job webhooks skip
-the hub's own namespace and kube-system, so the control plane never waits on the hub.
+mirrors upstream's registrations: jobs of every enabled kind are defaulted on CREATE and
+validated on CREATE and UPDATE, kueue objects validated on CREATE and UPDATE (Workloads'
+status too); sideEffects None, failurePolicy Fail, admissionReviewVersions [v1]. Job
+webhooks skip the hub's own namespace and kube-system, so the control plane never waits
+on the hub. The chart's templates are generated from the same functions
+(`core.manager.chartgen`).
 Tests narrow both further with selectors, so their webhooks cannot touch other tests.
 """
 
@@ -18,7 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from core.kube.resources import Resource
-from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
+from core.manager.webhooks.paths import VALIDATED, job_mutate_path, job_validate_path
+from integrations.framework.job_kind import JobResource
+from integrations.framework.registry import DEFAULT_FRAMEWORKS
+from integrations.registry import REGISTRY
 
 MUTATING_CONFIGURATION_NAME: Final = "fleetq-mutating-webhook-configuration"
 VALIDATING_CONFIGURATION_NAME: Final = "fleetq-validating-webhook-configuration"
@@ -87,6 +92,10 @@ class WebhookSettings:
     """An objectSelector for the kueue-object webhooks (None: every object)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the two configuration objects."""
+    job_resources: tuple[JobResource, ...] = tuple(
+        kind.resource for kind in REGISTRY.enabled(DEFAULT_FRAMEWORKS)
+    )
+    """The enabled job kinds: each gets a defaulting and a validating webhook."""
 
 
 def _webhook(
@@ -121,16 +130,26 @@ def job_namespace_selector(settings: WebhookSettings) -> dict[str, Any]:
     return selector
 
 
-def _job_webhook(
-    settings: WebhookSettings, name: str, path: str, operations: list[str]
-) -> dict[str, Any]:
-    rule = {
-        "apiGroups": ["batch"],
-        "apiVersions": ["v1"],
+def job_rule(resource: JobResource, operations: list[str]) -> dict[str, Any]:
+    """The rule sending a job kind's writes to its webhook."""
+    return {
+        "apiGroups": [resource.group],
+        "apiVersions": [resource.version],
         "operations": operations,
-        "resources": ["jobs"],
+        "resources": [resource.plural],
         "scope": "Namespaced",
     }
+
+
+def _job_webhook(
+    settings: WebhookSettings, resource: JobResource, *, mutating: bool
+) -> dict[str, Any]:
+    prefix, path = (
+        ("m", job_mutate_path(resource)) if mutating else ("v", job_validate_path(resource))
+    )
+    operations = ["CREATE"] if mutating else ["CREATE", "UPDATE"]
+    name = f"{prefix}{resource.kind.lower()}"
+    rule = job_rule(resource, operations)
     webhook = _webhook(settings, name, path, [rule])
     webhook["namespaceSelector"] = job_namespace_selector(settings)
     return webhook
@@ -144,20 +163,22 @@ def _metadata(name: str, settings: WebhookSettings) -> dict[str, Any]:
 
 
 def mutating_configuration(settings: WebhookSettings) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration: Job defaulting on create."""
+    """The MutatingWebhookConfiguration: job defaulting on create, per enabled kind."""
     return {
         "apiVersion": f"{ADMISSION_REGISTRATION_GROUP}/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": _metadata(settings.mutating_name, settings),
         "webhooks": [
-            _job_webhook(settings, "mjob", JOB_MUTATE_PATH, ["CREATE"]),
+            _job_webhook(settings, resource, mutating=True) for resource in settings.job_resources
         ],
     }
 
 
 def validating_configuration(settings: WebhookSettings) -> dict[str, Any]:
-    """The ValidatingWebhookConfiguration: Jobs and every validated kueue kind."""
-    webhooks = [_job_webhook(settings, "vjob", JOB_VALIDATE_PATH, ["CREATE", "UPDATE"])]
+    """The ValidatingWebhookConfiguration: every enabled job kind and validated kueue kind."""
+    webhooks = [
+        _job_webhook(settings, resource, mutating=False) for resource in settings.job_resources
+    ]
     for kind in VALIDATED:
         info = kind.info
         rule = {

@@ -1,9 +1,10 @@
-"""What the Job webhooks need to know about the cluster, and where they get it from.
+"""What the job webhooks need to know about the cluster, and where they get it from.
 
-The decisions themselves are pure (integrations.batch_job.webhook); they only need a few
-facts the object alone does not carry: does a LocalQueue `default` exist in the Job's
-namespace, does the Job's LocalQueue lead to a MultiKueue admission check, is the
-namespace one whose queue-less Jobs are managed. The server asks a `JobContextProvider`
+The decisions themselves are pure (each kind's, through `integrations.framework`); they
+only need a few facts the object alone does not carry: does a LocalQueue `default` exist
+in the job's namespace, does the job's LocalQueue lead to a MultiKueue admission check, is
+the namespace one whose queue-less jobs are managed, is the job's owner a kind queued as a
+whole. The server asks a `JobContextProvider`
 for them on every request. The hub backs it with its informer caches through
 `CachedJobContext`: lookups are dict reads, so a webhook call never waits on the apiserver.
 """
@@ -22,10 +23,10 @@ from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME
 from core.engine.node_matching import label_selector_matches
 from core.kube.object_meta import labels_of
 from core.manager.configuration import Configuration
-from integrations.admission_review import AdmissionRequest
-from integrations.batch_job import job_fields
-from integrations.batch_job.webhook import JobWebhookContext
-from integrations.labels import DEFAULT_LOCAL_QUEUE_NAME
+from integrations.framework import job_metadata
+from integrations.framework.admission_review import AdmissionRequest
+from integrations.framework.labels import DEFAULT_LOCAL_QUEUE_NAME
+from integrations.framework.webhook_context import WebhookContext
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -33,7 +34,7 @@ T_co = TypeVar("T_co", covariant=True)
 class JobContextProvider(Protocol):
     """Answers, for one admission request about a Job, the facts the webhook decides on."""
 
-    async def job_context(self, request: AdmissionRequest) -> JobWebhookContext: ...
+    async def job_context(self, request: AdmissionRequest) -> WebhookContext: ...
 
 
 class NamedLookup(Protocol[T_co]):
@@ -56,10 +57,12 @@ class JobAdmissionSettings:
 
     @classmethod
     def from_configuration(cls, configuration: Configuration) -> JobAdmissionSettings:
-        """The settings a hub Configuration implies (no other job kind owns Jobs yet)."""
+        """The settings a Configuration implies: owners queued as a whole are the enabled
+        kinds whose children are enabled kinds too (a JobSet's Jobs)."""
         return cls(
             manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
             managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
+            managed_owner_kinds=configuration.job_kinds.queued_as_a_whole,
         )
 
 
@@ -91,11 +94,11 @@ class CachedJobContext:
             else None
         )
 
-    async def job_context(self, request: AdmissionRequest) -> JobWebhookContext:
+    async def job_context(self, request: AdmissionRequest) -> WebhookContext:
         namespace = request.namespace
         job = request.object or {}
         settings = self._settings
-        return JobWebhookContext(
+        return WebhookContext(
             default_local_queue_exists=self._local_queue(namespace, DEFAULT_LOCAL_QUEUE_NAME)
             is not None,
             leads_to_multikueue=lambda queue: self.leads_to_multikueue(namespace, queue),
@@ -134,7 +137,7 @@ class CachedJobContext:
         return self._local_queues.get_by_name(name, namespace) if namespace else None
 
     def _owner_is_managed_kind(self, job: Mapping[str, Any]) -> bool:
-        owner = job_fields.controller_owner(job)
+        owner = job_metadata.controller_owner(job)
         if owner is None:
             return False
         key = (_group(str(owner.get("apiVersion") or "")), str(owner.get("kind") or ""))

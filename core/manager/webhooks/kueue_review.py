@@ -20,7 +20,7 @@ from core.api.api_struct import ApiStruct
 from core.api.registry import KindInfo
 from core.api.validation import validate, validate_update
 from core.api.validation.field_errors import ROOT, ErrorType, FieldError, invalid
-from integrations.admission_review import Operation, admission_response, parse_request
+from integrations.framework.admission_review import Operation, admission_response, parse_request
 
 _AT_PATH = re.compile(r"^(?P<message>.*) - at `\$\.?(?P<path>[^`]*)`$")
 

@@ -12,9 +12,26 @@ from dataclasses import dataclass
 from typing import Final
 
 from core.api.registry import KindInfo, kind_info
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.job_kind import JobResource
 
-JOB_MUTATE_PATH: Final = "/mutate-batch-v1-job"
-JOB_VALIDATE_PATH: Final = "/validate-batch-v1-job"
+
+def _path(verb: str, group: str, version: str, kind: str) -> str:
+    return f"/{verb}-{group.replace('.', '-')}-{version}-{kind.lower()}"
+
+
+def job_mutate_path(resource: JobResource) -> str:
+    """`/mutate-jobset-x-k8s-io-v1alpha2-jobset` for a JobSet, and so on."""
+    return _path("mutate", resource.group, resource.version, resource.kind)
+
+
+def job_validate_path(resource: JobResource) -> str:
+    """`/validate-batch-v1-job` for a Job, and so on."""
+    return _path("validate", resource.group, resource.version, resource.kind)
+
+
+JOB_MUTATE_PATH: Final = job_mutate_path(BATCH_JOB.resource)
+JOB_VALIDATE_PATH: Final = job_validate_path(BATCH_JOB.resource)
 
 VALIDATED_KINDS: Final = (
     "ClusterQueue",
@@ -42,8 +59,7 @@ class ValidatedKind:
 
 def validate_path(info: KindInfo) -> str:
     """`/validate-kueue-x-k8s-io-v1beta2-clusterqueue` for ClusterQueue, and so on."""
-    group = info.group.replace(".", "-")
-    return f"/validate-{group}-{info.version}-{info.kind.lower()}"
+    return _path("validate", info.group, info.version, info.kind)
 
 
 def _validated(kind: str) -> ValidatedKind:

@@ -64,7 +64,7 @@ class WebhookRuntime:
         else:
             self.refresher = MountedCertWatcher(self.certificate, cert_dir)
         self.server = WebhookServer(
-            create_app(provider),
+            create_app(provider, configuration.job_kinds),
             self.certificate,
             host=configuration.webhook_host,
             port=configuration.webhook_port,

@@ -1,8 +1,9 @@
 """The hub's admission webhook server: AdmissionReview POSTs over HTTPS on aiohttp.
 
-Routes: `/mutate-batch-v1-job` and `/validate-batch-v1-job` (decisions from
-integrations.batch_job.webhook, cluster facts from a `JobContextProvider`), and one
-`/validate-kueue-x-k8s-io-v1beta2-<kind>` per kind in `paths.VALIDATED`.
+Routes: a `/mutate-...` and a `/validate-...` path per enabled job kind (e.g.
+`/mutate-batch-v1-job`; decisions from the kind through `framework.job_webhook`, cluster
+facts from a `JobContextProvider`), and one `/validate-kueue-x-k8s-io-v1beta2-<kind>` per
+kind in `paths.VALIDATED`.
 
 Whatever arrives, the server answers and keeps serving:
 - a body that is not an AdmissionReview request (not JSON, no request, no uid, wrong
@@ -28,16 +29,18 @@ from aiohttp import web
 from core.api.registry import KindInfo
 from core.manager.webhooks.job_context import JobContextProvider
 from core.manager.webhooks.kueue_review import review_kueue_object, wrong_kind_error
-from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED
+from core.manager.webhooks.paths import VALIDATED, job_mutate_path, job_validate_path
 from core.manager.webhooks.tls import ServingCertificate
-from integrations.admission_review import (
+from integrations.framework import job_webhook
+from integrations.framework.admission_review import (
     ADMISSION_API_VERSION,
-    AdmissionRequest,
     BadAdmissionReview,
     admission_response,
     parse_request,
 )
-from integrations.batch_job import webhook as job_webhook
+from integrations.framework.job_kind import JobKind
+from integrations.framework.registry import DEFAULT_FRAMEWORKS, FrameworkRegistry
+from integrations.registry import REGISTRY
 
 JSON: Final = "application/json"
 MAX_BODY_BYTES: Final = 16 * 1024 * 1024
@@ -50,33 +53,30 @@ AdmissionHandler = Callable[[Review], Awaitable[dict[str, Any]]]
 _log = structlog.get_logger("core.manager.webhooks")
 
 
-def admission_handlers(provider: JobContextProvider) -> dict[str, AdmissionHandler]:
+def admission_handlers(
+    provider: JobContextProvider, kinds: FrameworkRegistry
+) -> dict[str, AdmissionHandler]:
     """Every served path and the function answering its reviews."""
-
-    async def mutate_job(review: Review) -> dict[str, Any]:
-        request = parse_request(review)
-        if (denial := _not_a_job(review, request)) is not None:
-            return denial
-        return job_webhook.mutate(review, await provider.job_context(request))
-
-    async def validate_job(review: Review) -> dict[str, Any]:
-        request = parse_request(review)
-        if (denial := _not_a_job(review, request)) is not None:
-            return denial
-        return job_webhook.validate_review(review, await provider.job_context(request))
-
-    handlers: dict[str, AdmissionHandler] = {
-        JOB_MUTATE_PATH: mutate_job,
-        JOB_VALIDATE_PATH: validate_job,
-    }
-    for kind in VALIDATED:
-        handlers[kind.path] = _kueue_handler(kind.info)
+    handlers: dict[str, AdmissionHandler] = {}
+    for kind in kinds:
+        handlers[job_mutate_path(kind.resource)] = _job_handler(provider, kind, mutate=True)
+        handlers[job_validate_path(kind.resource)] = _job_handler(provider, kind, mutate=False)
+    for validated in VALIDATED:
+        handlers[validated.path] = _kueue_handler(validated.info)
     return handlers
 
 
-def _not_a_job(review: Review, request: AdmissionRequest) -> dict[str, Any] | None:
-    error = wrong_kind_error(request.object or {}, "Job")
-    return None if error is None else admission_response(review, errors=[error])
+def _job_handler(provider: JobContextProvider, kind: JobKind, *, mutate: bool) -> AdmissionHandler:
+    answer = job_webhook.mutate_review if mutate else job_webhook.validate_review
+
+    async def review_job(review: Review) -> dict[str, Any]:
+        request = parse_request(review)
+        error = wrong_kind_error(request.object or {}, kind.resource.kind)
+        if error is not None:
+            return admission_response(review, errors=[error])
+        return answer(kind, review, await provider.job_context(request))
+
+    return review_job
 
 
 def _kueue_handler(info: KindInfo) -> AdmissionHandler:
@@ -169,11 +169,16 @@ def _endpoint(
 
 
 def create_app(
-    provider: JobContextProvider, *, max_body_bytes: int = MAX_BODY_BYTES
+    provider: JobContextProvider,
+    kinds: FrameworkRegistry | None = None,
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> web.Application:
-    """The webhook application: one POST route per served path."""
+    """The webhook application: one POST route per served path (`kinds`: the enabled job
+    kinds; None: upstream's default, batch/job only)."""
+    kinds = REGISTRY.enabled(DEFAULT_FRAMEWORKS) if kinds is None else kinds
     app = web.Application(client_max_size=max_body_bytes)
-    for path, handler in admission_handlers(provider).items():
+    for path, handler in admission_handlers(provider, kinds).items():
         app.router.add_post(path, _endpoint(path, handler, max_body_bytes))
     return app
 

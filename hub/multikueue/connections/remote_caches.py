@@ -27,16 +27,23 @@ from core.kube.client import KubeClient
 from core.kube.errors import Forbidden, NotFound
 from core.kube.informer import EventHandlers, Informer
 from core.kube.object_meta import make_key, namespace_of, object_key
-from core.kube.resources import JOBS, ResourceRef
+from core.kube.resources import ResourceRef
 from hub.multikueue.connections.worker_events import (
     CapacityChanged,
     RemoteObjectChanged,
     WorkerListener,
 )
-from integrations.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.registry import DEFAULT_FRAMEWORKS
+from integrations.registry import REGISTRY
 
 WORKLOAD_KIND = "Workload"
 Json = dict[str, Any]
+
+
+_DEFAULT_JOB_KINDS = {
+    kind.framework: kind.resource for kind in REGISTRY.enabled(DEFAULT_FRAMEWORKS)
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +51,7 @@ class RemoteKinds:
     """Which APIs are cached on every worker; tests swap in others."""
 
     workloads: ResourceRef = field(default_factory=lambda: kind_info("Workload"))
-    jobs: Mapping[str, ResourceRef] = field(default_factory=lambda: {"batch/job": JOBS})
+    jobs: Mapping[str, ResourceRef] = field(default_factory=lambda: dict(_DEFAULT_JOB_KINDS))
     """Job kinds by framework name (the Configuration's `integrations.frameworks`)."""
     capacities: ResourceRef = field(default_factory=lambda: kind_info("WorkerCapacity"))
 

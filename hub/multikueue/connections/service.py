@@ -10,7 +10,7 @@ of the hub uses; subscribe to it (or pass `listener`) for worker and remote-obje
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from core.api.registry import kind_info
 from core.kube.client import KubeClient
 from core.kube.informer import Informer
 from core.kube.micro_time import utc_now
-from core.kube.resources import JOBS, SECRETS, ResourceRef
+from core.kube.resources import SECRETS
 from core.manager.configuration import Configuration
 from hub.multikueue.connections.admission_check_controller import AdmissionCheckController
 from hub.multikueue.connections.cluster_controller import ClusterController
@@ -35,16 +35,6 @@ from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.connections.worker_events import WorkerListener
 
 SYNC_TIMEOUT_SECONDS = 120.0
-
-JOB_KINDS_BY_FRAMEWORK: dict[str, ResourceRef] = {"batch/job": JOBS}
-"""Remote job kinds this package can cache, by the Configuration's framework name."""
-
-
-def remote_job_kinds(frameworks: Iterable[str]) -> dict[str, ResourceRef]:
-    """The job kinds to cache on workers for the enabled frameworks (unknown ones skipped)."""
-    return {
-        name: JOB_KINDS_BY_FRAMEWORK[name] for name in frameworks if name in JOB_KINDS_BY_FRAMEWORK
-    }
 
 
 class MultiKueueConnections:
@@ -68,7 +58,9 @@ class MultiKueueConnections:
             burst=configuration.multikueue.worker_client_burst,
         )
         if settings.kinds == RemoteKinds():
-            kinds = RemoteKinds(jobs=remote_job_kinds(configuration.frameworks))
+            kinds = RemoteKinds(
+                jobs={kind.framework: kind.resource for kind in configuration.job_kinds}
+            )
             settings = replace(settings, kinds=kinds)
         self.settings = settings
         self.clusters: Informer[MultiKueueCluster] = Informer(

@@ -26,14 +26,12 @@ import structlog
 from core.kube.errors import KubeError
 from core.kube.object_meta import make_key, namespace_of, object_key
 from core.kube.object_store import ObjectStore
-from core.kube.resources import JOBS
 from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.worker_events import WorkerConnected, WorkerEvent
 from hub.multikueue.dispatch.remote_writes import WORKLOAD_KIND, RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json, is_deleting, metadata
-from integrations.labels import PREBUILT_WORKLOAD_LABEL
-
-BATCH_JOB_FRAMEWORK = "batch/job"
+from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.registry import FrameworkRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +56,13 @@ class GarbageCollector:
         workloads: ObjectStore[dict[str, Any]],
         writes: RemoteWrites,
         *,
+        kinds: FrameworkRegistry,
         interval_seconds: float,
         busy: Callable[[str], bool] = lambda _key: False,
     ) -> None:
         self.registry = registry
+        self.kinds = kinds
+        """The enabled job kinds: their origin-labelled remote jobs are collected too."""
         self.workloads = workloads
         self.writes = writes
         self.interval_seconds = interval_seconds
@@ -104,16 +105,23 @@ class GarbageCollector:
             client, caches = connection.client, connection.caches
             if client is None or caches is None:
                 continue
-            jobs = caches.jobs.get(BATCH_JOB_FRAMEWORK)
-            job_list = [] if jobs is None else jobs.store.list()
-            handled: set[str] = set()
+            job_list = [
+                (kind.resource, job)
+                for kind in self.kinds
+                if (jobs := caches.jobs.get(kind.framework)) is not None
+                for job in jobs.store.list()
+            ]
+            handled: set[tuple[str, str]] = set()
             for remote in caches.workloads.store.list():
                 key = object_key(remote)
                 if not self.orphaned(key) or self.busy(key):
                     continue
                 if self.writes.pending.view(connection.name, WORKLOAD_KIND, key, remote) is None:
                     continue  # deleted already; the cache has not caught up
-                job = next((j for j in job_list if prebuilt_workload_key(j) == key), None)
+                resource, job = next(
+                    ((r, j) for r, j in job_list if prebuilt_workload_key(j) == key),
+                    (None, None),
+                )
                 try:
                     await self.writes.remove(
                         client,
@@ -121,7 +129,7 @@ class GarbageCollector:
                         key,
                         workload=remote,
                         job=job,
-                        job_resource=JOBS,
+                        job_resource=resource,
                     )
                 except KubeError as error:
                     failures += 1
@@ -134,12 +142,16 @@ class GarbageCollector:
                     continue
                 self.writes.forget(key)
                 removed_workloads += 1
-                if job is not None:
+                if job is not None and resource is not None:
                     removed_jobs += 1
-                    handled.add(object_key(job))
-            for job in job_list:
+                    handled.add((resource.kind, object_key(job)))
+            for resource, job in job_list:
                 owner = prebuilt_workload_key(job)
-                if owner is None or object_key(job) in handled or not self.orphaned(owner):
+                if (
+                    owner is None
+                    or (resource.kind, object_key(job)) in handled
+                    or not self.orphaned(owner)
+                ):
                     continue
                 if caches.workloads.store.get(owner) is not None:
                     continue  # its copy is still there: removed together next round
@@ -150,7 +162,7 @@ class GarbageCollector:
                         key or "",
                         workload=None,
                         job=job,
-                        job_resource=JOBS,
+                        job_resource=resource,
                     )
                 except KubeError as error:
                     failures += 1

@@ -63,7 +63,6 @@ from hub.multikueue.dispatch.workload_facts import (
     others_ready,
     true_condition,
 )
-from integrations.batch_job.status import job_finished
 
 ADMITTING_REMOTE_LOST = "Admitting remote lost"
 FINAL_JOB_STATUS_GRACE_SECONDS = 30.0
@@ -84,6 +83,8 @@ class RemoteSlot:
     """Our copy of the Workload (None: none, or the worker is not connected)."""
     job: Json | None = None
     """Our copy of the owner job for this Workload, if any."""
+    job_finished: bool = False
+    """`job` shows a final status (its kind's `finished`)."""
     disconnected_since: float | None = None
 
     @property
@@ -398,11 +399,7 @@ def _finish(snapshot: GroupSnapshot, check: CheckFact, slot: RemoteSlot) -> list
             from_states=(CheckState.PENDING, CheckState.READY),
         )
         return [RemoveRemote(slot.cluster, "it finished out of sync"), WriteStatus(retry)]
-    if (
-        slot.job is not None
-        and job_finished(slot.job) is None
-        and may_await_final_status(snapshot, slot)
-    ):
+    if slot.job is not None and not slot.job_finished and may_await_final_status(snapshot, slot):
         # The remote Workload and Job come through separate watches: the Workload's Finished
         # can arrive before the Job's final status. Finishing now would copy a running
         # status and then remove the copy, losing the Job's outcome; wait for it.

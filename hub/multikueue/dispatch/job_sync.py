@@ -1,13 +1,13 @@
 """The owner job across clusters: created on the admitting worker, its status copied back.
 
-Only batch/v1 Jobs have an adapter so far (`integrations.batch_job.multikueue_adapter`
-builds the remote Job and decides whether its status may be copied); another job kind
-gets `Rejected` before it reaches here. The remote Job is created from the manager's Job
+Any registered kind: the kind (`JobKind.remote_job`, `JobKind.remote_status_sync`) builds
+the remote job and decides whether its status may be copied; an owner of no enabled kind
+gets `Rejected` before it reaches here. The remote job is created from the manager's job
 as it is then (still suspended, carrying the prebuilt-workload label) and the worker's
-Kueue adopts the copy of the Workload and starts it. Its whole status is copied onto the
-manager Job's status subresource, guarded by resourceVersion, with keys the remote no
-longer has removed; while the manager Job is still suspended the copy waits (adapter
-rule) and the caller retries shortly.
+Kueue adopts the copy of the Workload and starts it. Its status is copied onto the manager
+job's status subresource, guarded by resourceVersion, with keys the remote no longer has
+removed; while the manager job is still suspended the copy waits (the kind's rule) and the
+caller retries shortly.
 """
 
 from __future__ import annotations
@@ -20,15 +20,10 @@ import structlog
 from core.kube.client import KubeClient
 from core.kube.errors import Invalid, NotFound
 from core.kube.object_meta import object_key, resource_version_of, uid_of
-from core.kube.resources import JOBS
 from core.kube.status_writer import write_status
 from hub.multikueue.dispatch.remote_writes import FIELD_MANAGER, RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json
-from integrations.batch_job.multikueue_adapter import (
-    StatusSyncDecision,
-    remote_job,
-    remote_status_sync,
-)
+from integrations.framework.job_kind import JobKind, StatusSyncDecision
 
 
 class JobSyncOutcome(enum.Enum):
@@ -88,6 +83,7 @@ class JobSync:
 
     async def sync(
         self,
+        kind: JobKind,
         *,
         worker: KubeClient,
         cluster: str,
@@ -100,14 +96,16 @@ class JobSync:
         if remote is None:
             if final:
                 return JobSyncOutcome.SKIPPED
-            body = remote_job(local_job, workload_name=workload_name, origin=self.writes.origin)
-            created = await self.writes.create_job(worker, cluster, key, JOBS, body)
+            body = kind.remote_job(
+                local_job, workload_name=workload_name, origin=self.writes.origin
+            )
+            created = await self.writes.create_job(worker, cluster, key, kind.resource, body)
             return JobSyncOutcome.CREATED if created else JobSyncOutcome.NAME_TAKEN
-        return await self.copy_status(local_job, remote)
+        return await self.copy_status(kind, local_job, remote)
 
-    async def copy_status(self, local_job: Json, remote: Json) -> JobSyncOutcome:
+    async def copy_status(self, kind: JobKind, local_job: Json, remote: Json) -> JobSyncOutcome:
         local_job = self._freshest(local_job)
-        decision = remote_status_sync(local_job, remote).decision
+        decision = kind.remote_status_sync(local_job, remote).decision
         if decision is StatusSyncDecision.NOT_MANAGED:
             return JobSyncOutcome.SKIPPED
         if decision is StatusSyncDecision.LOCAL_SUSPENDED:
@@ -118,7 +116,7 @@ class JobSync:
         planned: list[tuple[Json, Json]] = []
 
         def compute(current: dict[str, Any]) -> dict[str, Any] | None:
-            sync = remote_status_sync(current, remote)
+            sync = kind.remote_status_sync(current, remote)
             if sync.decision is not StatusSyncDecision.COPY or sync.status is None:
                 return None
             planned.append((current, sync.status))
@@ -126,7 +124,12 @@ class JobSync:
 
         try:
             result = await write_status(
-                self.manager, JOBS, dict(local_job), compute, into=dict, field_manager=FIELD_MANAGER
+                self.manager,
+                kind.resource,
+                dict(local_job),
+                compute,
+                into=dict,
+                field_manager=FIELD_MANAGER,
             )
         except NotFound:
             return JobSyncOutcome.SKIPPED

@@ -31,10 +31,11 @@ from hub.multikueue.dispatch.dispatch_metrics import DispatchMetrics
 from hub.multikueue.dispatch.pending_writes import PendingWrites
 from hub.multikueue.dispatch.remote_copy import is_ours, priority_patch, remote_workload
 from hub.multikueue.dispatch.workload_facts import Json, metadata
-from integrations.labels import PREBUILT_WORKLOAD_LABEL, RESOURCE_IN_USE_FINALIZER
+from integrations.framework.job_kind import JobResource
+from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL, RESOURCE_IN_USE_FINALIZER
 
 WORKLOADS = kind_info("Workload")
-WORKLOAD_KIND, JOB_KIND = "Workload", "Job"
+WORKLOAD_KIND = "Workload"
 
 
 class RemoteWrites:
@@ -121,11 +122,12 @@ class RemoteWrites:
         *,
         workload: Json | None,
         job: Json | None,
-        job_resource: ResourceRef,
+        job_resource: JobResource | None,
     ) -> None:
-        """Remove our job, then our Workload copy (either may be None)."""
-        if job is not None:
-            await self._delete(client, cluster, key, job_resource, job, kind=JOB_KIND)
+        """Remove our job (of `job_resource`'s kind), then our Workload copy (either may be
+        None)."""
+        if job is not None and job_resource is not None:
+            await self._delete(client, cluster, key, job_resource, job, kind=job_resource.kind)
         if workload is None:
             return
         if not is_ours(workload, self.origin):  # the caches hold only ours; never trust blindly
@@ -202,7 +204,7 @@ class RemoteWrites:
         return is_ours(existing, self.origin) and labels.get(PREBUILT_WORKLOAD_LABEL) == wanted
 
     async def create_job(
-        self, client: KubeClient, cluster: str, key: str, resource: ResourceRef, body: Json
+        self, client: KubeClient, cluster: str, key: str, resource: JobResource, body: Json
     ) -> bool:
         self._count(cluster, key, WriteVerb.CREATE)
         try:
@@ -218,6 +220,6 @@ class RemoteWrites:
                 hint="a job of that name exists on the worker and is not ours; it is left alone",
             )
             return False
-        self.pending.created(cluster, JOB_KIND, object_key(created), created)
+        self.pending.created(cluster, resource.kind, object_key(created), created)
         self.log.info("multikueue.job_created", cluster=cluster, workload=key, job=name_of(body))
         return True

@@ -11,7 +11,7 @@ so no decision, and above all no garbage collection, is taken on an empty cache.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +23,6 @@ from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
 from core.kube.client import KubeClient
 from core.kube.informer import Informer
 from core.kube.micro_time import utc_now
-from core.kube.resources import JOBS
 from core.manager.configuration import Configuration
 from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.dispatch.capacity_dispatcher import CapacityAwareDispatcher
@@ -75,7 +74,7 @@ class MultiKueueDispatch:
         metrics_registry: CollectorRegistry | None = None,
         replica_role: str = "leader",
         workloads: Informer[Json] | None = None,
-        jobs: Informer[Json] | None = None,
+        jobs: Mapping[str, Informer[Json]] | None = None,
         wall_clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings or DispatchSettings.from_configuration(configuration)
@@ -84,9 +83,13 @@ class MultiKueueDispatch:
         if workloads is None:
             workloads = Informer(manager_client, kind_info("Workload"), into=dict)
             self._own.append(workloads)
+        self.kinds = configuration.job_kinds
         if jobs is None:
-            jobs = Informer(manager_client, JOBS, into=dict)
-            self._own.append(jobs)
+            jobs = {
+                kind.framework: Informer(manager_client, kind.resource, into=dict)
+                for kind in self.kinds
+            }
+            self._own.extend(jobs.values())
         self.workloads, self.jobs = workloads, jobs
         self.metrics = (
             None if metrics_registry is None else DispatchMetrics(metrics_registry, replica_role)
@@ -100,7 +103,8 @@ class MultiKueueDispatch:
             self.dispatcher,
             self.settings,
             workloads=workloads.store,
-            jobs=jobs.store,
+            jobs={framework: informer.store for framework, informer in jobs.items()},
+            kinds=self.kinds,
             writes=self.writes,
             metrics=self.metrics,
             wall_clock=wall_clock,
@@ -109,6 +113,7 @@ class MultiKueueDispatch:
             registry,
             workloads.store,
             self.writes,
+            kinds=self.kinds,
             interval_seconds=self.settings.gc_interval_seconds,
             busy=self.reconciler.is_removing,
         )
@@ -124,9 +129,13 @@ class MultiKueueDispatch:
                     group.create_task(informer.run(), name="multikueue-dispatch-cache")
                 async with asyncio.timeout(SYNC_TIMEOUT_SECONDS):
                     await self.workloads.wait_synced()
-                    await self.jobs.wait_synced()
+                    for informer in self.jobs.values():
+                        await informer.wait_synced()
                 self.workloads.add_handlers(self.reconciler.workload_handlers())
-                self.jobs.add_handlers(self.reconciler.job_handlers())
+                for kind in self.kinds:
+                    job_cache = self.jobs.get(kind.framework)
+                    if job_cache is not None:
+                        job_cache.add_handlers(self.reconciler.job_handlers(kind))
                 if self.metrics is not None:
                     for connection in self.registry.connections():
                         self.metrics.worker_state(connection.name, connection.connected)

@@ -31,7 +31,6 @@ from core.kube.informer import EventHandlers
 from core.kube.micro_time import utc_now
 from core.kube.object_meta import make_key, namespace_of, object_key, resource_version_of, uid_of
 from core.kube.object_store import ObjectStore
-from core.kube.resources import JOBS
 from core.kube.status_writer import write_status
 from core.kube.workqueue import WorkQueue
 from hub.multikueue.connections.registry import WorkerRegistry, WorkerView
@@ -71,7 +70,6 @@ from hub.multikueue.dispatch.group_plan import (
 from hub.multikueue.dispatch.job_sync import JobSync, JobSyncOutcome
 from hub.multikueue.dispatch.remote_writes import (
     FIELD_MANAGER,
-    JOB_KIND,
     WORKLOAD_KIND,
     WORKLOADS,
     RemoteWrites,
@@ -88,11 +86,11 @@ from hub.multikueue.dispatch.workload_facts import (
     is_finished,
     true_condition,
 )
-from integrations.batch_job.multikueue_adapter import managed_by_multikueue
-from integrations.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.job_kind import JobKind
+from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.multikueue_copy import managed_by_multikueue
+from integrations.framework.registry import FrameworkRegistry
 
-BATCH_JOB_FRAMEWORK = "batch/job"
-JOB_API_VERSION = "batch/v1"
 Store = ObjectStore[dict[str, Any]]
 
 
@@ -105,6 +103,11 @@ def newer(candidate: str, than: str) -> bool:
     if candidate.isdigit() and than.isdigit():
         return int(candidate) > int(than)
     return candidate != than
+
+
+def _owner_key(framework: str, job_key: str) -> str:
+    """A job's key across kinds: a Job and a JobSet may share a name."""
+    return f"{framework}:{job_key}"
 
 
 def _labels(obj: Json) -> Mapping[str, Any]:
@@ -122,7 +125,8 @@ class WorkloadReconciler:
         settings: DispatchSettings,
         *,
         workloads: Store,
-        jobs: Store,
+        jobs: Mapping[str, Store],
+        kinds: FrameworkRegistry,
         writes: RemoteWrites,
         metrics: DispatchMetrics | None = None,
         wall_clock: Callable[[], datetime] = utc_now,
@@ -133,6 +137,8 @@ class WorkloadReconciler:
         self.settings = settings
         self.workloads = workloads
         self.jobs = jobs
+        """The manager's jobs, one cache per enabled kind (by framework name)."""
+        self.kinds = kinds
         self.writes = writes
         self.metrics = metrics
         self.wall_clock = wall_clock
@@ -153,9 +159,9 @@ class WorkloadReconciler:
             on_delete=self._workload_deleted,
         )
 
-    def job_handlers(self) -> EventHandlers[dict[str, Any]]:
+    def job_handlers(self, kind: JobKind) -> EventHandlers[dict[str, Any]]:
         def changed(job: dict[str, Any]) -> None:
-            for key in self._owned_by_job.get(object_key(job), ()):
+            for key in self._owned_by_job.get(_owner_key(kind.framework, object_key(job)), ()):
                 self.queue.add(key)
 
         return EventHandlers(
@@ -187,11 +193,9 @@ class WorkloadReconciler:
         if not checks:
             return
         key = object_key(workload)
-        owner = controller_owner(workload)
-        if owner is not None and owner.kind == JOB_KIND:
-            self._owned_by_job.setdefault(make_key(namespace_of(workload), owner.name), set()).add(
-                key
-            )
+        owner_key = self._owner_job_key(workload)
+        if owner_key is not None:
+            self._owned_by_job.setdefault(owner_key, set()).add(key)
         # Waiting for a worker to be chosen: a new capacity report may change the choice.
         # Once nominated, only the nomination's own timeout moves it on, so capacity
         # reports (every few seconds from every worker) need not re-queue it.
@@ -211,16 +215,31 @@ class WorkloadReconciler:
     def _workload_deleted(self, workload: dict[str, Any]) -> None:
         key = object_key(workload)
         self._waiting.discard(key)
-        owner = controller_owner(workload)
-        if owner is not None:
-            keys = self._owned_by_job.get(make_key(namespace_of(workload), owner.name))
+        owner_key = self._owner_job_key(workload)
+        if owner_key is not None:
+            keys = self._owned_by_job.get(owner_key)
             if keys is not None:
                 keys.discard(key)
                 if not keys:
-                    self._owned_by_job.pop(make_key(namespace_of(workload), owner.name), None)
+                    self._owned_by_job.pop(owner_key, None)
         if admission_checks(workload):
             self._deleted[key] = workload
             self.queue.add(key)
+
+    def _owner_kind(self, workload: Json) -> JobKind | None:
+        owner = controller_owner(workload)
+        return None if owner is None else self.kinds.for_owner(owner.api_version, owner.kind)
+
+    def _owner_job_key(self, workload: Json) -> str | None:
+        owner = controller_owner(workload)
+        kind = self._owner_kind(workload)
+        if owner is None or kind is None:
+            return None
+        return _owner_key(kind.framework, make_key(namespace_of(workload), owner.name))
+
+    def _local_job(self, kind: JobKind, local: Json, name: str) -> Json | None:
+        store = self.jobs.get(kind.framework)
+        return None if store is None else store.get(make_key(namespace_of(local), name))
 
     def is_removing(self, key: str) -> bool:
         """Whether a pass for this deleted Workload is still removing its copies."""
@@ -299,15 +318,15 @@ class WorkloadReconciler:
         owner = controller_owner(local)
         if owner is None:
             return "No multikueue adapter found", False, None
-        is_job = (owner.api_version, owner.kind) == (JOB_API_VERSION, JOB_KIND)
-        if not is_job or BATCH_JOB_FRAMEWORK not in self.settings.frameworks:
+        kind = self._owner_kind(local)
+        if kind is None:
             return f'No multikueue adapter found for owner kind "{owner.gvk_text}"', False, None
         if deleted:
             return None, False, owner.name
-        job = self.jobs.get(make_key(namespace_of(local), owner.name))
+        job = self._local_job(kind, local, owner.name)
         if job is None or (owner.uid and uid_of(job) != owner.uid):
             return None, True, owner.name
-        managed, reason = managed_by_multikueue(job)
+        managed, reason = managed_by_multikueue(kind.managed_by(job))
         if not managed:
             return f"The owner is not managed by Kueue: {reason}", False, owner.name
         return None, False, owner.name
@@ -322,15 +341,19 @@ class WorkloadReconciler:
             )
         pending = self.writes.pending
         job = None
-        jobs = caches.jobs.get(BATCH_JOB_FRAMEWORK)
-        if owner is not None and jobs is not None:
+        kind = self._owner_kind(local)
+        jobs = None if kind is None else caches.jobs.get(kind.framework)
+        if owner is not None and kind is not None and jobs is not None:
             job_key = make_key(namespace_of(local), owner)
-            candidate = pending.view(view.name, JOB_KIND, job_key, jobs.store.get(job_key))
+            candidate = pending.view(
+                view.name, kind.resource.kind, job_key, jobs.store.get(job_key)
+            )
             name = key.rpartition("/")[2]
             if candidate is not None and _labels(candidate).get(PREBUILT_WORKLOAD_LABEL) == name:
                 job = candidate
         workload = pending.view(view.name, WORKLOAD_KIND, key, caches.workloads.store.get(key))
-        return RemoteSlot(view.name, True, workload=workload, job=job)
+        finished = job is not None and kind is not None and kind.finished(job) is not None
+        return RemoteSlot(view.name, True, workload=workload, job=job, job_finished=finished)
 
     # -- doing --------------------------------------------------------------------------
 
@@ -445,13 +468,14 @@ class WorkloadReconciler:
         self.log.info(
             "multikueue.remove_copy", workload=snapshot.key, cluster=step.cluster, why=step.why
         )
+        kind = self._owner_kind(snapshot.local)
         await self.writes.remove(
             self._worker_client(step.cluster),
             step.cluster,
             snapshot.key,
             workload=slot.workload,
-            job=slot.job,
-            job_resource=JOBS,
+            job=slot.job if kind is not None else None,
+            job_resource=kind.resource if kind is not None else None,
         )
 
     async def _create(self, snapshot: GroupSnapshot, cluster: str) -> None:
@@ -484,14 +508,16 @@ class WorkloadReconciler:
     async def _sync_job(self, snapshot: GroupSnapshot, step: SyncJob) -> None:
         slot = snapshot.slot(step.cluster)
         owner = controller_owner(snapshot.local)
-        if slot is None or owner is None:
+        kind = self._owner_kind(snapshot.local)
+        if slot is None or owner is None or kind is None:
             return
-        local_job = self.jobs.get(make_key(namespace_of(snapshot.local), owner.name))
+        local_job = self._local_job(kind, snapshot.local, owner.name)
         if local_job is None:
             if step.final:
                 return
             raise RetryNeeded("the owner job is not in the cache")
         outcome = await self.job_sync.sync(
+            kind,
             worker=self._worker_client(step.cluster),
             cluster=step.cluster,
             key=snapshot.key,

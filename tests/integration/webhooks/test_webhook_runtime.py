@@ -29,8 +29,8 @@ from core.manager.webhook_certs import issue
 from core.manager.webhooks.cert_files import write_cert_dir
 from core.manager.webhooks.runtime import WebhookRuntime
 from devfleet.cluster_access import RunningFleet
-from integrations.admission_review import AdmissionRequest
-from integrations.batch_job.webhook import JobWebhookContext
+from integrations.framework.admission_review import AdmissionRequest
+from integrations.framework.webhook_context import WebhookContext as JobWebhookContext
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -15,18 +15,22 @@ from core.manager.webhooks.configurations import (
     validating_configuration,
 )
 from core.manager.webhooks.paths import VALIDATED
+from integrations.registry import REGISTRY
 
 NAMESPACE = "fleetq-system"
 CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 
 def _settings(rendered: Any, **overrides: Any) -> WebhookSettings:
+    """What the hub would register, with the job kinds the chart's own values enable."""
     service = rendered.one("Service", "fq-fleetq-hub-webhook-service")
+    frameworks = ("batch/job",)  # the chart's default values
     return WebhookSettings(
         endpoint=ServiceEndpoint(
             service["metadata"]["name"], NAMESPACE, service["spec"]["ports"][0]["port"]
         ),
         hub_namespace=NAMESPACE,
+        job_resources=tuple(kind.resource for kind in REGISTRY.enabled(frameworks)),
         **overrides,
     )
 

@@ -77,7 +77,7 @@ def test_unknown_and_unsupported_fields_are_reported_not_dropped() -> None:
         {
             "featureGates": {"TopologyAwareScheduling": True},
             "multiKueue": {"clusterProfile": {"credentialsProviders": []}, "origin": "hub-a"},
-            "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+            "integrations": {"frameworks": ["batch/job", "kubeflow.org/pytorchjob"]},
             "madeUpField": 1,
         }
     )
@@ -85,7 +85,7 @@ def test_unknown_and_unsupported_fields_are_reported_not_dropped() -> None:
     assert "featureGates: not supported" in text
     assert "multiKueue.clusterProfile: not supported" in text
     assert "madeUpField: not supported" in text
-    assert "jobset.x-k8s.io/jobset not supported by fleetq yet" in text
+    assert "kubeflow.org/pytorchjob not supported by fleetq yet" in text
     assert loaded.configuration.multikueue.origin == "hub-a"
 
 

@@ -27,9 +27,9 @@ from core.manager.configuration import Configuration
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.paths import JOB_MUTATE_PATH, JOB_VALIDATE_PATH, VALIDATED, validate_path
 from core.manager.webhooks.server import create_app
-from integrations.admission_review import AdmissionRequest
-from integrations.batch_job.webhook import JobWebhookContext
-from integrations.json_patch import apply_patch
+from integrations.framework.admission_review import AdmissionRequest
+from integrations.framework.json_patch import apply_patch
+from integrations.framework.webhook_context import WebhookContext as JobWebhookContext
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 CQ_PATH = "/validate-kueue-x-k8s-io-v1beta2-clusterqueue"

@@ -21,8 +21,8 @@ from core.manager.webhooks.cert_manager import MountedCertWatcher
 from core.manager.webhooks.paths import JOB_VALIDATE_PATH
 from core.manager.webhooks.server import WebhookServer, create_app
 from core.manager.webhooks.tls import CertificateLoadError, ServingCertificate
-from integrations.admission_review import AdmissionRequest
-from integrations.batch_job.webhook import JobWebhookContext
+from integrations.framework.admission_review import AdmissionRequest
+from integrations.framework.webhook_context import WebhookContext as JobWebhookContext
 
 NOW = dt.datetime.now(dt.UTC)
 REVIEW = {

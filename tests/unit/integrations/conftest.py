@@ -13,8 +13,9 @@ import yaml
 from core.api.codec import decode
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import Workload
-from integrations.batch_job.workload_builder import build_workload
-from integrations.priority import PriorityClasses
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.priority import PriorityClasses
+from integrations.framework.workload_builder import build_workload
 
 MANIFESTS = Path(__file__).parent / "manifests"
 NOW = "2025-03-01T10:05:00Z"
@@ -76,7 +77,7 @@ def admit() -> Admit:
         cluster_queue: str = "team-a-cq",
         topology: bool = False,
     ) -> Workload:
-        built = build_workload(job, PriorityClasses())
+        built = build_workload(BATCH_JOB, job, PriorityClasses())
         assignment: dict[str, Any] = {"name": "main", "flavors": resource_flavors}
         if count is not None:
             assignment["count"] = count

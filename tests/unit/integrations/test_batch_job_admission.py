@@ -11,8 +11,8 @@ import pytest
 
 from core.api.resource_flavor import ResourceFlavor
 from integrations.batch_job.admission import JobSubresource, plan_stop, start_job
-from integrations.json_patch import apply_patch
-from integrations.pod_set_info import InvalidPodSetInfo, MissingFlavor, PodSetConflict
+from integrations.framework.json_patch import apply_patch
+from integrations.framework.pod_set_info import InvalidPodSetInfo, MissingFlavor, PodSetConflict
 
 Flavors = dict[str, ResourceFlavor]
 

@@ -7,13 +7,18 @@ from typing import Any
 
 import pytest
 
-from integrations.batch_job.multikueue_adapter import (
-    StatusSyncDecision,
-    managed_by_multikueue,
-    remote_job,
-    remote_status_sync,
-    workload_name_of_remote_job,
+from integrations.batch_job import job_fields
+from integrations.batch_job.multikueue_adapter import remote_job, remote_status_sync
+from integrations.framework.job_kind import StatusSyncDecision
+from integrations.framework.job_metadata import (
+    prebuilt_workload_name as workload_name_of_remote_job,
 )
+from integrations.framework.multikueue_copy import managed_by_multikueue as managed_by_value
+
+
+def managed_by_multikueue(job: dict[str, object]) -> tuple[bool, str]:
+    return managed_by_value(job_fields.managed_by(job))
+
 
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from integrations.batch_job.admission import JobSubresource, plan_stop, start_job
-from integrations.json_patch import apply_patch
-from integrations.labels import MULTIKUEUE_MANAGED_BY
+from integrations.framework.json_patch import apply_patch
+from integrations.framework.labels import MULTIKUEUE_MANAGED_BY
 
 
 def _running(job: dict[str, Any], *, managed_by: str | None) -> dict[str, Any]:

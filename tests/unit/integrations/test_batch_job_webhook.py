@@ -12,23 +12,38 @@ from typing import Any
 import pytest
 
 from core.api.validation.field_errors import ErrorType
-from integrations.admission_review import (
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.batch_job.webhook import default_job, validate_update
+from integrations.framework import job_webhook
+from integrations.framework.admission_review import (
     BadAdmissionReview,
     Operation,
     aggregate_message,
     parse_request,
 )
-from integrations.batch_job.webhook import (
-    JobWebhookContext,
-    default_job,
-    mutate,
-    mutation_patch,
-    validate,
-    validate_create,
-    validate_review,
-    validate_update,
-)
-from integrations.json_patch import apply_patch
+from integrations.framework.json_patch import apply_patch
+from integrations.framework.webhook_context import WebhookContext as JobWebhookContext
+
+
+def validate_create(job: Any, ctx: JobWebhookContext | None = None) -> list[Any]:
+    return BATCH_JOB.validate_create(job, ctx or JobWebhookContext())
+
+
+def mutation_patch(operation: Operation, job: Any, ctx: JobWebhookContext) -> list[Any]:
+    return job_webhook.mutation_patch(BATCH_JOB, operation, job, ctx)
+
+
+def validate(operation: Operation, job: Any, old: Any, ctx: JobWebhookContext) -> list[Any]:
+    return job_webhook.validate(BATCH_JOB, operation, job, old, ctx)
+
+
+def mutate(review: Any, ctx: JobWebhookContext) -> dict[str, Any]:
+    return job_webhook.mutate_review(BATCH_JOB, review, ctx)
+
+
+def validate_review(review: Any, ctx: JobWebhookContext) -> dict[str, Any]:
+    return job_webhook.validate_review(BATCH_JOB, review, ctx)
+
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"

@@ -10,25 +10,26 @@ import pytest
 from core.api.codec import to_builtins
 from core.api.validation import validate
 from core.api.workload import PriorityClassGroup, PriorityClassKind
-from integrations.batch_job.workload_builder import (
-    WorkloadBuildOptions,
-    build_workload,
-    job_pod_sets,
-    rebuilt_spec,
-)
-from integrations.priority import (
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.batch_job.pod_sets import job_pod_sets
+from integrations.framework.priority import (
     MissingPriorityClass,
     PodPriorityClass,
     PriorityClasses,
     resolve_priority,
 )
-from integrations.topology_request import InvalidTopologyRequest
+from integrations.framework.topology_request import InvalidTopologyRequest
+from integrations.framework.workload_builder import (
+    WorkloadBuildOptions,
+    build_workload,
+    rebuilt_spec,
+)
 
 NO_CLASSES = PriorityClasses()
 
 
 def test_built_workload_is_owned_by_the_job_and_valid(stored_job: dict[str, Any]) -> None:
-    wl = build_workload(stored_job, NO_CLASSES)
+    wl = build_workload(BATCH_JOB, stored_job, NO_CLASSES)
     assert wl.metadata.name == "job-sample-job-" + wl.metadata.name[-5:]
     assert len(wl.metadata.name) <= 63
     assert wl.metadata.namespace == "team-a"
@@ -44,26 +45,31 @@ def test_built_workload_is_owned_by_the_job_and_valid(stored_job: dict[str, Any]
 
 
 def test_only_provisioning_request_annotations_are_copied(stored_job: dict[str, Any]) -> None:
-    wl = build_workload(stored_job, NO_CLASSES)
+    wl = build_workload(BATCH_JOB, stored_job, NO_CLASSES)
     assert wl.metadata.annotations == {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "600"}
 
 
 def test_configured_label_keys_are_copied(stored_job: dict[str, Any]) -> None:
     options = WorkloadBuildOptions(label_keys_to_copy=("app", "absent"))
-    wl = build_workload(stored_job, NO_CLASSES, options)
+    wl = build_workload(BATCH_JOB, stored_job, NO_CLASSES, options)
     assert wl.metadata.labels["app"] == "trainer"
     assert "absent" not in wl.metadata.labels
 
 
 def test_a_uid_that_is_no_label_value_is_not_recorded(stored_job: dict[str, Any]) -> None:
     stored_job["metadata"]["uid"] = "x" * 70
-    assert "kueue.x-k8s.io/job-uid" not in build_workload(stored_job, NO_CLASSES).metadata.labels
+    assert (
+        "kueue.x-k8s.io/job-uid"
+        not in build_workload(BATCH_JOB, stored_job, NO_CLASSES).metadata.labels
+    )
 
 
 def test_long_name_mode_allows_longer_names(stored_job: dict[str, Any]) -> None:
     stored_job["metadata"]["name"] = "n" * 100
-    short = build_workload(stored_job, NO_CLASSES)
-    long = build_workload(stored_job, NO_CLASSES, WorkloadBuildOptions(max_name_length=253))
+    short = build_workload(BATCH_JOB, stored_job, NO_CLASSES)
+    long = build_workload(
+        BATCH_JOB, stored_job, NO_CLASSES, WorkloadBuildOptions(max_name_length=253)
+    )
     assert len(short.metadata.name) == 63
     assert len(long.metadata.name) == len("job-") + 100 + len("-abcde")
     assert short.metadata.name[-5:] == long.metadata.name[-5:]
@@ -139,7 +145,10 @@ def test_succeeded_pods_do_not_shrink_the_count(stored_job: dict[str, Any]) -> N
 
 def test_max_exec_time_label_becomes_the_limit(stored_job: dict[str, Any]) -> None:
     stored_job["metadata"]["labels"]["kueue.x-k8s.io/max-exec-time-seconds"] = "3600"
-    assert build_workload(stored_job, NO_CLASSES).spec.maximum_execution_time_seconds == 3600
+    assert (
+        build_workload(BATCH_JOB, stored_job, NO_CLASSES).spec.maximum_execution_time_seconds
+        == 3600
+    )
 
 
 def test_topology_request_always_names_the_completion_index(stored_job: dict[str, Any]) -> None:
@@ -247,7 +256,7 @@ def test_priority(
         stored_job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = job_label
     if pod_class:
         stored_job["spec"]["template"]["spec"]["priorityClassName"] = pod_class
-    wl = build_workload(stored_job, classes)
+    wl = build_workload(BATCH_JOB, stored_job, classes)
     if expected is None:
         assert wl.spec.priority_class_ref is None
         assert wl.spec.priority == 0
@@ -281,12 +290,12 @@ def test_a_missing_priority_class_is_an_error(
 
 
 def test_rebuilt_spec_follows_the_job_but_keeps_active(stored_job: dict[str, Any]) -> None:
-    existing = build_workload(stored_job, NO_CLASSES)
+    existing = build_workload(BATCH_JOB, stored_job, NO_CLASSES)
     existing.spec.active = False
     edited = copy.deepcopy(stored_job)
     edited["spec"]["parallelism"] = 5
     edited["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other-queue"
-    spec = rebuilt_spec(edited, existing, NO_CLASSES)
+    spec = rebuilt_spec(BATCH_JOB, edited, existing, NO_CLASSES)
     assert spec.pod_sets[0].count == 5
     assert spec.queue_name == "other-queue"
     assert spec.active is False

@@ -12,14 +12,15 @@ from core.api.codec import decode, deep_copy
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import Workload
 from integrations.batch_job.admission import start_job
-from integrations.batch_job.workload_builder import build_workload
-from integrations.batch_job.workload_matching import (
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.priority import PriorityClasses
+from integrations.framework.workload_builder import build_workload
+from integrations.framework.workload_matching import (
     PrebuiltOwnership,
     adopt_prebuilt_workload,
     match_workloads,
     workload_matches_job,
 )
-from integrations.priority import PriorityClasses
 
 Flavors = dict[str, ResourceFlavor]
 Edit = Callable[[dict[str, Any]], None]
@@ -91,19 +92,19 @@ EDITS: list[tuple[str, Edit, bool]] = [
 def test_equivalence_of_a_pending_workload(
     stored_job: dict[str, Any], flavors: Flavors, name: str, edit: Edit, equivalent: bool
 ) -> None:
-    wl = build_workload(stored_job, PriorityClasses())
+    wl = build_workload(BATCH_JOB, stored_job, PriorityClasses())
     edited = copy.deepcopy(stored_job)
     edit(edited)
-    assert workload_matches_job(edited, wl, flavors) is equivalent
+    assert workload_matches_job(BATCH_JOB, edited, wl, flavors) is equivalent
 
 
 def test_a_workload_owned_by_another_job_never_matches(
     stored_job: dict[str, Any], flavors: Flavors
 ) -> None:
-    wl = build_workload(stored_job, PriorityClasses())
+    wl = build_workload(BATCH_JOB, stored_job, PriorityClasses())
     renamed = copy.deepcopy(stored_job)
     renamed["metadata"]["name"] = "other-job"
-    assert not workload_matches_job(renamed, wl, flavors)
+    assert not workload_matches_job(BATCH_JOB, renamed, wl, flavors)
 
 
 def test_a_running_job_matches_its_admitted_workload(
@@ -111,8 +112,8 @@ def test_a_running_job_matches_its_admitted_workload(
 ) -> None:
     wl = admit(stored_job, {"cpu": "gpu-a100"})
     running = start_job(stored_job, wl, flavors)
-    assert workload_matches_job(running, wl, flavors)
-    assert workload_matches_job(stored_job, wl, flavors), "admitted, not started yet"
+    assert workload_matches_job(BATCH_JOB, running, wl, flavors)
+    assert workload_matches_job(BATCH_JOB, stored_job, wl, flavors), "admitted, not started yet"
 
 
 def test_a_partially_admitted_running_job_matches_with_its_admitted_count(
@@ -123,10 +124,10 @@ def test_a_partially_admitted_running_job_matches_with_its_admitted_count(
     wl = admit(stored_job, {"cpu": "spot"}, count=5)
     running = start_job(stored_job, wl, flavors)
     assert running["spec"]["parallelism"] == 5
-    assert workload_matches_job(running, wl, flavors)
+    assert workload_matches_job(BATCH_JOB, running, wl, flavors)
     resized = copy.deepcopy(running)
     resized["spec"]["parallelism"] = 6
-    assert not workload_matches_job(resized, wl, flavors)
+    assert not workload_matches_job(BATCH_JOB, resized, wl, flavors)
 
 
 def test_quota_reserved_but_not_admitted_compares_tolerations(
@@ -134,10 +135,10 @@ def test_quota_reserved_but_not_admitted_compares_tolerations(
 ) -> None:
     wl = admit(stored_job, {"cpu": "gpu-a100"}, admitted=False)
     # Suspended: compared with the recorded pod sets, tolerations and all.
-    assert workload_matches_job(stored_job, wl, flavors)
+    assert workload_matches_job(BATCH_JOB, stored_job, wl, flavors)
     edited = copy.deepcopy(stored_job)
     edited["spec"]["template"]["spec"]["tolerations"] = []
-    assert not workload_matches_job(edited, wl, flavors)
+    assert not workload_matches_job(BATCH_JOB, edited, wl, flavors)
 
 
 def named(wl: Workload, name: str) -> Workload:
@@ -149,8 +150,8 @@ def named(wl: Workload, name: str) -> Workload:
 def test_the_first_matching_workload_is_kept_and_duplicates_go(
     stored_job: dict[str, Any], flavors: Flavors
 ) -> None:
-    wl = build_workload(stored_job, PriorityClasses())
-    result = match_workloads(stored_job, [named(wl, "a"), named(wl, "b")], flavors)
+    wl = build_workload(BATCH_JOB, stored_job, PriorityClasses())
+    result = match_workloads(BATCH_JOB, stored_job, [named(wl, "a"), named(wl, "b")], flavors)
     assert result.match is not None and result.match.metadata.name == "a"
     assert [w.metadata.name for w in result.to_delete] == ["b"]
     assert result.to_update is None and not result.stop_job
@@ -159,10 +160,10 @@ def test_the_first_matching_workload_is_kept_and_duplicates_go(
 def test_a_suspended_job_updates_its_stale_pending_workload(
     stored_job: dict[str, Any], flavors: Flavors
 ) -> None:
-    stale = build_workload(stored_job, PriorityClasses())
+    stale = build_workload(BATCH_JOB, stored_job, PriorityClasses())
     edited = copy.deepcopy(stored_job)
     edited["spec"]["parallelism"] = 5
-    result = match_workloads(edited, [stale], flavors)
+    result = match_workloads(BATCH_JOB, edited, [stale], flavors)
     assert result.match is None
     assert result.to_update is stale
     assert result.to_delete == []
@@ -175,7 +176,7 @@ def test_a_stale_workload_with_quota_is_deleted_not_updated(
     stale = admit(stored_job, {"cpu": "gpu-a100"})
     edited = copy.deepcopy(stored_job)
     edited["spec"]["parallelism"] = 5
-    result = match_workloads(edited, [stale], flavors)
+    result = match_workloads(BATCH_JOB, edited, [stale], flavors)
     assert result.to_update is None
     assert result.to_delete == [stale]
 
@@ -186,7 +187,7 @@ def test_a_running_job_without_a_match_is_stopped_and_restored_from_the_old_work
     wl = admit(stored_job, {"cpu": "gpu-a100"})
     running = start_job(stored_job, wl, flavors)
     running["spec"]["template"]["spec"]["containers"][0]["image"] = "trainer:2.0"
-    result = match_workloads(running, [wl], flavors)
+    result = match_workloads(BATCH_JOB, running, [wl], flavors)
     assert result.stop_job
     assert result.restore_from is wl
     assert result.to_delete == [wl]
@@ -197,14 +198,14 @@ def test_a_finished_job_without_a_match_is_not_stopped(
 ) -> None:
     stored_job["spec"]["suspend"] = False
     stored_job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
-    assert not match_workloads(stored_job, [], flavors).stop_job
+    assert not match_workloads(BATCH_JOB, stored_job, [], flavors).stop_job
 
 
 def test_a_running_job_with_no_workload_at_all_is_stopped_without_restore(
     stored_job: dict[str, Any], flavors: Flavors
 ) -> None:
     stored_job["spec"]["suspend"] = False
-    result = match_workloads(stored_job, [], flavors)
+    result = match_workloads(BATCH_JOB, stored_job, [], flavors)
     assert result.stop_job and result.restore_from is None
 
 
@@ -240,7 +241,7 @@ def prebuilt(owner_uid: str | None) -> Workload:
 
 
 def test_an_unowned_prebuilt_workload_is_adopted(stored_job: dict[str, Any]) -> None:
-    state, adopted = adopt_prebuilt_workload(stored_job, prebuilt(None))
+    state, adopted = adopt_prebuilt_workload(BATCH_JOB, stored_job, prebuilt(None))
     assert state is PrebuiltOwnership.ADOPTED
     (ref,) = adopted.metadata.owner_references
     assert (ref.kind, ref.name, ref.uid, ref.controller) == (
@@ -266,6 +267,6 @@ def test_an_owned_prebuilt_workload_is_left_as_is(
     stored_job: dict[str, Any], owner: str, state: PrebuiltOwnership
 ) -> None:
     wl = prebuilt(owner)
-    got_state, got = adopt_prebuilt_workload(stored_job, wl)
+    got_state, got = adopt_prebuilt_workload(BATCH_JOB, stored_job, wl)
     assert got_state is state
     assert got is wl

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from integrations.json_patch import JsonPatchError, apply_patch, diff, pointer
+from integrations.framework.json_patch import JsonPatchError, apply_patch, diff, pointer
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
 json_values = st.recursive(

@@ -8,8 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from integrations.batch_job.workload_builder import workload_name_for_job
-from integrations.workload_names import LONG_MAX_WORKLOAD_NAME_LENGTH, workload_name_for_owner
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.workload_builder import workload_name
+from integrations.framework.workload_names import (
+    LONG_MAX_WORKLOAD_NAME_LENGTH,
+    workload_name_for_owner,
+)
 
 LONG = (
     "marketing-campaign-autumn-2024-region-north-america-department-digital-strategy-sub-"
@@ -43,18 +47,18 @@ def test_names_match_upstream(name: str, extra: str, max_length: int, expected: 
 @given(name=st.from_regex(r"[a-z0-9]([-a-z0-9]{0,250}[a-z0-9])?", fullmatch=True))
 def test_names_fit_in_a_label_value(name: str) -> None:
     job = {"metadata": {"name": name, "uid": "0b7c"}}
-    got = workload_name_for_job(job)
+    got = workload_name(BATCH_JOB, job)
     assert len(got) <= 63
     assert re.fullmatch(r"job-.*-[0-9a-f]{5}", got)
 
 
 def test_the_same_job_always_gets_the_same_name() -> None:
     job = {"metadata": {"name": "train", "uid": "u-1"}}
-    assert workload_name_for_job(job) == workload_name_for_job(dict(job))
+    assert workload_name(BATCH_JOB, job) == workload_name(BATCH_JOB, dict(job))
 
 
 def test_a_recreated_job_with_the_same_name_gets_another_workload() -> None:
-    first = workload_name_for_job({"metadata": {"name": "train", "uid": "u-1"}})
-    second = workload_name_for_job({"metadata": {"name": "train", "uid": "u-2"}})
+    first = workload_name(BATCH_JOB, {"metadata": {"name": "train", "uid": "u-1"}})
+    second = workload_name(BATCH_JOB, {"metadata": {"name": "train", "uid": "u-2"}})
     assert first != second
     assert first[:-5] == second[:-5] == "job-train-"

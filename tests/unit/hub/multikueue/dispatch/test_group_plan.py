@@ -392,7 +392,11 @@ def test_a_finished_copy_waits_for_its_jobs_final_status_before_finishing() -> N
     assert kinds(plan_group(snapshot(local, running))) == [("RetryLater", None)]
 
     complete = RemoteSlot(
-        "w1", True, workload=copy, job=_remote_job(condition("Complete", reason="Done"))
+        "w1",
+        True,
+        workload=copy,
+        job=_remote_job(condition("Complete", reason="Done")),
+        job_finished=True,  # what the reconciler reads from the job's kind
     )
     assert kinds(plan_group(snapshot(local, complete))) == [
         ("SyncJob", ("w1", True)),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from core.api.validation.field_errors import FieldError
-from integrations.json_patch import JsonPatchOp
+from integrations.framework.json_patch import JsonPatchOp
 
 __all__ = [
     "ADMISSION_API_VERSION",

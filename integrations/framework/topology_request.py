@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.api.workload import PodSetTopologyRequest
-from integrations.labels import (
+from integrations.framework.labels import (
     POD_SET_GROUP_NAME_ANNOTATION,
     POD_SET_PREFERRED_TOPOLOGY_ANNOTATION,
     POD_SET_REQUIRED_TOPOLOGY_ANNOTATION,
@@ -54,9 +54,16 @@ def _parse_size(key: str, text: str) -> int:
 
 
 def topology_request_from_template(
-    template: Mapping[str, Any], *, pod_index_label: str | None = None
+    template: Mapping[str, Any],
+    *,
+    pod_index_label: str | None = None,
+    sub_group_index_label: str | None = None,
+    sub_group_count: int | None = None,
 ) -> PodSetTopologyRequest | None:
-    """The request the annotations describe; None when they ask for nothing."""
+    """The request the annotations describe; None when they ask for nothing.
+
+    A kind whose pod set spans replicas (a JobSet's replicated job) names the label that
+    indexes the replica and how many there are (`sub_group_*`)."""
     annotations = _annotations(template)
     required = annotations.get(POD_SET_REQUIRED_TOPOLOGY_ANNOTATION)
     preferred = annotations.get(POD_SET_PREFERRED_TOPOLOGY_ANNOTATION)
@@ -65,7 +72,11 @@ def topology_request_from_template(
     slice_size = annotations.get(POD_SET_SLICE_SIZE_ANNOTATION)
     group_name = annotations.get(POD_SET_GROUP_NAME_ANNOTATION)
 
-    request = PodSetTopologyRequest(pod_index_label=pod_index_label)
+    request = PodSetTopologyRequest(
+        pod_index_label=pod_index_label,
+        sub_group_index_label=sub_group_index_label,
+        sub_group_count=sub_group_count,
+    )
     # One mode at most, in this order of precedence.
     if required is not None:
         request.required = required

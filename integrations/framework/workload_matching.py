@@ -1,17 +1,19 @@
-"""Does a Workload still stand for its Job, and what to do with the ones that do not.
+"""Does a Workload still stand for its job, and what to do with the ones that do not.
 
-A user may edit a suspended Job (its resources, parallelism, min-parallelism), and the
-hub may crash between writes; the reconciler then holds a Job and zero or more Workloads
-it owns. Upstream's rule, kept here: the first Workload equivalent to the Job is its
-Workload; the others are deleted, except that a suspended Job whose only candidate has
-no quota reserved gets that Workload updated in place rather than recreated. A running
-Job without a matching Workload is stopped, restoring its template from the old
+A user may edit a suspended job (its resources, counts, min-counts), and the manager may
+crash between writes; the reconciler then holds a job and zero or more Workloads it owns.
+Upstream's rule, kept here for every kind: the first Workload equivalent to the job is
+its Workload; the others are deleted, except that a suspended job whose only candidate
+has no quota reserved gets that Workload updated in place rather than recreated. A
+running job without a matching Workload is stopped, restoring its templates from the old
 Workload when there is exactly one.
 
 "Equivalent" compares what admission depends on (see `pod_set_equality`). For a Workload
-with quota reserved, the Job is compared with what admission made of it (flavors merged
-in, the admitted count under partial admission); tolerations are not compared once the
-Workload is admitted, since admission itself added some.
+with quota reserved, the job is compared with what admission made of it (flavors merged
+in, the admitted count under partial admission: `admitted_pod_sets`, which a kind uses
+for `JobKind.expected_running_pod_sets` unless it runs its pods differently);
+tolerations are not compared once the Workload is admitted, since admission itself added
+some.
 """
 
 from __future__ import annotations
@@ -27,33 +29,33 @@ from core.api.validation.labels import label_value_problem
 from core.api.validation.workload import has_condition, quota_reserved
 from core.api.workload import PodSet, Workload
 from core.api.workload_conditions import WorkloadConditionType
-from integrations.batch_job import job_fields
-from integrations.batch_job.job_fields import Job
-from integrations.batch_job.status import job_finished
-from integrations.batch_job.workload_builder import job_owner_reference, job_pod_sets
-from integrations.labels import JOB_UID_LABEL
-from integrations.pod_set_equality import pod_sets_equivalent
-from integrations.pod_set_info import (
+from integrations.framework import job_metadata
+from integrations.framework.job_kind import JobKind
+from integrations.framework.job_metadata import Job
+from integrations.framework.labels import JOB_UID_LABEL
+from integrations.framework.pod_set_equality import pod_sets_equivalent
+from integrations.framework.pod_set_info import (
     InvalidPodSetInfo,
     MissingFlavor,
     infos_from_admission,
     merge_into_template,
 )
+from integrations.framework.workload_builder import owner_reference
 
 __all__ = [
     "PrebuiltOwnership",
     "WorkloadMatch",
+    "admitted_pod_sets",
     "adopt_prebuilt_workload",
-    "expected_running_pod_sets",
     "match_workloads",
     "workload_matches_job",
 ]
 
 
-def expected_running_pod_sets(
+def admitted_pod_sets(
     workload: Workload, flavors: Mapping[str, ResourceFlavor]
 ) -> list[PodSet] | None:
-    """The pod sets as a started Job should show them; None without a usable admission."""
+    """The pod sets as a started job should show them; None without a usable admission."""
     if not quota_reserved(workload):
         return None
     try:
@@ -76,23 +78,23 @@ def expected_running_pod_sets(
 
 
 def workload_matches_job(
-    job: Job, workload: Workload, flavors: Mapping[str, ResourceFlavor]
+    kind: JobKind, job: Job, workload: Workload, flavors: Mapping[str, ResourceFlavor]
 ) -> bool:
-    """Whether `workload` (owned by the Job) still describes `job`."""
+    """Whether `workload` (owned by the job) still describes `job`."""
     owner = next((ref for ref in workload.metadata.owner_references if ref.controller), None)
-    if owner is None or owner.name != job_fields.metadata(job).get("name"):
+    if owner is None or owner.name != job_metadata.metadata(job).get("name"):
         return False
-    wanted_time = job_fields.maximum_execution_time_seconds(job)
+    wanted_time = job_metadata.maximum_execution_time_seconds(job)
     if workload.spec.maximum_execution_time_seconds != wanted_time:
         return False
-    pod_sets = job_pod_sets(job)
+    pod_sets = kind.pod_sets(job)
     admitted = has_condition(workload, WorkloadConditionType.ADMITTED)
-    running = expected_running_pod_sets(workload, flavors)
+    running = kind.expected_running_pod_sets(workload, flavors)
     if running is not None:
         if pod_sets_equivalent(pod_sets, running, ignore_tolerations=admitted):
             return True
         # Admitted but not started yet: compare with what the Workload was built from.
-        return job_fields.is_suspended(job) and pod_sets_equivalent(
+        return kind.is_suspended(job) and pod_sets_equivalent(
             pod_sets, workload.spec.pod_sets, ignore_tolerations=admitted
         )
     return pod_sets_equivalent(pod_sets, workload.spec.pod_sets, ignore_tolerations=admitted)
@@ -100,36 +102,36 @@ def workload_matches_job(
 
 @dataclass(frozen=True, slots=True)
 class WorkloadMatch:
-    """What the reconciler does with the Workloads a Job owns."""
+    """What the reconciler does with the Workloads a job owns."""
 
     match: Workload | None = None
-    """The Job's Workload, when one still describes it."""
+    """The job's Workload, when one still describes it."""
     to_update: Workload | None = None
-    """Update this one's spec to the Job's (see `workload_builder.rebuilt_spec`)."""
+    """Update this one's spec to the job's (see `workload_builder.rebuilt_spec`)."""
     to_delete: list[Workload] = field(default_factory=list)
     """Remove their finalizer and delete them."""
     stop_job: bool = False
-    """Stop the running Job: nothing matches it any more."""
+    """Stop the running job: nothing matches it any more."""
     restore_from: Workload | None = None
-    """With `stop_job`: the Workload whose record restores the Job's template (or None)."""
+    """With `stop_job`: the Workload whose record restores the job's templates (or None)."""
 
 
 def match_workloads(
-    job: Job, owned: Sequence[Workload], flavors: Mapping[str, ResourceFlavor]
+    kind: JobKind, job: Job, owned: Sequence[Workload], flavors: Mapping[str, ResourceFlavor]
 ) -> WorkloadMatch:
     """Sort the Workloads controlled by `job` (in the caller's stable order)."""
     match: Workload | None = None
     others: list[Workload] = []
     for workload in owned:
-        if match is None and workload_matches_job(job, workload, flavors):
+        if match is None and workload_matches_job(kind, job, workload, flavors):
             match = workload
         else:
             others.append(workload)
-    suspended = job_fields.is_suspended(job)
+    suspended = kind.is_suspended(job)
     to_update = None
     if match is None and others and suspended and not quota_reserved(others[0]):
         to_update, others = others[0], others[1:]
-    stop = match is None and not suspended and job_finished(job) is None
+    stop = match is None and not suspended and kind.finished(job) is None
     return WorkloadMatch(
         match=match,
         to_update=to_update,
@@ -150,14 +152,16 @@ class PrebuiltOwnership(enum.Enum):
     """Controlled by another object: leave it, the Job has no Workload."""
 
 
-def adopt_prebuilt_workload(job: Job, workload: Workload) -> tuple[PrebuiltOwnership, Workload]:
-    """Make the Job the controller of its prebuilt Workload (MultiKueue's remote copies)."""
-    uid = str(job_fields.metadata(job).get("uid", ""))
+def adopt_prebuilt_workload(
+    kind: JobKind, job: Job, workload: Workload
+) -> tuple[PrebuiltOwnership, Workload]:
+    """Make the job the controller of its prebuilt Workload (MultiKueue's remote copies)."""
+    uid = str(job_metadata.metadata(job).get("uid", ""))
     owner = next((ref for ref in workload.metadata.owner_references if ref.controller), None)
     if owner is not None:
         state = PrebuiltOwnership.OWNED if owner.uid == uid else PrebuiltOwnership.FOREIGN
         return state, workload
-    reference = job_owner_reference(job)
+    reference = owner_reference(kind, job)
     labels = dict(workload.metadata.labels)
     if uid and label_value_problem(uid) is None:
         labels[JOB_UID_LABEL] = uid

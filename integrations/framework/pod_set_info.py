@@ -25,7 +25,7 @@ import msgspec
 from core.api.markers import DNS1123_LABEL
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import PodSet, PodSetAssignment, PodSetUpdate, Workload
-from integrations.labels import (
+from integrations.framework.labels import (
     CLUSTER_QUEUE_LABEL,
     LOCAL_QUEUE_LABEL,
     POD_SET_LABEL,

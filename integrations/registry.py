@@ -1,0 +1,10 @@
+"""Every job kind fleetq implements: adding a kind is one line here (docs/integrations.md)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.registry import FrameworkRegistry
+
+REGISTRY: Final = FrameworkRegistry((BATCH_JOB,))
