@@ -5,45 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-GPU = "nvidia.com/gpu"
+from tests.builders import GPU, ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor
+
 POOL_LABEL = "fleetq.dev/node-pool"
 LOCAL_QUEUE = "team"
 Json = dict[str, Any]
 
+__all__ = ["GPU", "LOCAL_QUEUE", "POOL_LABEL", "gpu_queue_manifests"]
+
 
 def gpu_queue_manifests(flavor: str, cluster_queue: str, namespace: str, gpus: int) -> list[Json]:
     """Flavor, ClusterQueue (64 CPUs, 256Gi, `gpus` GPUs) and LocalQueue, in creation order."""
+    quotas = FlavorQuotas(flavor, {"cpu": "64", "memory": "256Gi", GPU: str(gpus)})
     return [
-        {
-            "kind": "ResourceFlavor",
-            "metadata": {"name": flavor},
-            "spec": {"nodeLabels": {POOL_LABEL: "gpu"}},
-        },
-        {
-            "kind": "ClusterQueue",
-            "metadata": {"name": cluster_queue},
-            "spec": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu", "memory", GPU],
-                        "flavors": [
-                            {
-                                "name": flavor,
-                                "resources": [
-                                    {"name": "cpu", "nominalQuota": "64"},
-                                    {"name": "memory", "nominalQuota": "256Gi"},
-                                    {"name": GPU, "nominalQuota": str(gpus)},
-                                ],
-                            }
-                        ],
-                    }
-                ],
-            },
-        },
-        {
-            "kind": "LocalQueue",
-            "metadata": {"name": LOCAL_QUEUE},
-            "spec": {"clusterQueue": cluster_queue},
-        },
+        ResourceFlavor(flavor).node_labels({POOL_LABEL: "gpu"}).obj(),
+        ClusterQueue(cluster_queue).only_namespace(namespace).resource_group(quotas).obj(),
+        LocalQueue(LOCAL_QUEUE).cluster_queue(cluster_queue).obj(),
     ]

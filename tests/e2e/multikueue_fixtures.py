@@ -32,13 +32,12 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.conditions import condition_of
 from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
 from devfleet.polling import until
-from devfleet.sample_jobs import gpu_job
+from tests.builders import kwok_job
 
 T = TypeVar("T")
 Json = dict[str, Any]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 FIXTURE_NAME = "multikueue_fleet"
 
@@ -359,11 +358,11 @@ class RemoteWatch:
 
 
 def queued_job(name: str, queue: str | None, *, run_seconds: float, **shape: Any) -> dict[str, Any]:
-    """`devfleet.sample_jobs.gpu_job` with the queue label."""
-    job = gpu_job(name, run_seconds=run_seconds, **shape)
+    """`devfleet.sample_jobs.gpu_job` (as `tests.builders.kwok_job`) with the queue label."""
+    job = kwok_job(name, run_seconds=run_seconds, **shape)
     if queue is not None:
-        job["metadata"]["labels"] = {QUEUE_LABEL: queue}
-    return job
+        job.queue(queue)
+    return job.obj()
 
 
 def metric_value(port: int, name: str, **labels: str) -> float:

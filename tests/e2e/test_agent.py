@@ -31,16 +31,13 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
-from devfleet.sample_jobs import gpu_job
+from tests.builders import Workload, kwok_job
 from tests.e2e.gpu_queue import GPU, POOL_LABEL, gpu_queue_manifests
 
 NamespaceFactory = Callable[..., str]
 REPO = Path(__file__).resolve().parents[2]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
-ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
-PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
 
 
@@ -212,22 +209,23 @@ def agent_world(
 
 def _remote_copies(namespace: str, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A Job and its Workload as the MultiKueue manager creates them on a worker."""
-    job = gpu_job(name, gpus_per_pod=4, pods=2, run_seconds=4)
     workload_name = f"job-{name}-e2e01"
-    labels = {QUEUE_LABEL: "team", ORIGIN_LABEL: "e2e-manager"}
-    job["metadata"].update(
-        {"namespace": namespace, "labels": {**labels, PREBUILT_LABEL: workload_name}}
+    job = (
+        kwok_job(name, gpus_per_pod=4, pods=2, run_seconds=4)
+        .namespace(namespace)
+        .queue("team")
+        .multikueue_origin("e2e-manager")
+        .prebuilt_workload(workload_name)
+        .suspend()
+        .obj()
     )
-    job["spec"]["suspend"] = True
-    workload = {
-        "kind": "Workload",
-        "metadata": {"name": workload_name, "labels": {ORIGIN_LABEL: "e2e-manager"}},
-        "spec": {
-            "queueName": "team",
-            "podSets": [{"name": "main", "count": 2, "template": job["spec"]["template"]}],
-        },
-    }
-    return job, workload
+    workload = (
+        Workload(workload_name)
+        .multikueue_origin("e2e-manager")
+        .queue("team")
+        .pod_set("main", 2, template=job["spec"]["template"])
+    )
+    return job, workload.obj()
 
 
 def test_the_agent_reports_the_gpu_pool_and_admits_a_dispatched_job(

@@ -25,7 +25,7 @@ from kubernetes import client
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.ports import allocate_ports
-from devfleet.sample_jobs import gpu_job
+from tests.builders import kwok_job
 from tests.e2e.gpu_queue import POOL_LABEL, gpu_queue_manifests
 
 NamespaceFactory = Callable[..., str]
@@ -155,10 +155,9 @@ def test_three_8_gpu_jobs_share_16_gpus_two_at_a_time_and_all_complete(
         batch = client.BatchV1Api(api_client)
         names = [f"train-{i}" for i in range(3)]
         for name in names:
-            job = gpu_job(name, gpus_per_pod=8, pods=1, run_seconds=4)
-            job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team"}
-            job["spec"]["suspend"] = True  # no webhook in this test: submit suspended
-            batch.create_namespaced_job(namespace, job)
+            job = kwok_job(name, gpus_per_pod=8, pods=1, run_seconds=4).queue("team")
+            job.suspend()  # no webhook in this test: submit suspended
+            batch.create_namespaced_job(namespace, job.obj())
 
         most_running = 0
         deadline = time.monotonic() + 120

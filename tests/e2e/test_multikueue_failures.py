@@ -35,12 +35,11 @@ from devfleet.fleet_spec import ClusterSpec, load_fleet_spec
 from devfleet.member_control import MemberControl
 from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
 from devfleet.polling import until
-from devfleet.sample_jobs import gpu_job
 from devfleet.toolchain import missing_binaries
+from tests.builders import kwok_job
 
 Json = dict[str, Any]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 NAMESPACE = "mkf-jobs"
 LOST_TIMEOUT_SECONDS = 20.0
 FLEET_PREFIX = "mkf-"
@@ -255,9 +254,8 @@ def submit_jobs(world: FailureWorld, *names: str) -> None:
     """Plain Jobs with the queue label, created on the manager (the webhook suspends them)."""
     batch = _batch(world.running.manager)
     for name in names:
-        job = gpu_job(name, gpus_per_pod=0, pods=1, run_seconds=1)
-        job["metadata"].update({"namespace": NAMESPACE, "labels": {QUEUE_LABEL: "user-queue"}})
-        batch.create_namespaced_job(NAMESPACE, job)
+        job = kwok_job(name, gpus_per_pod=0, pods=1, run_seconds=1).namespace(NAMESPACE)
+        batch.create_namespaced_job(NAMESPACE, job.queue("user-queue").obj())
 
 
 def manager_workloads(world: FailureWorld) -> dict[str, Json]:

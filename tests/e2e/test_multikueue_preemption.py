@@ -18,11 +18,11 @@ import pytest
 
 from devfleet.cluster_access import ClusterAccess
 from devfleet.multikueue_fleet import MultiKueueFleet
+from tests.builders import WorkloadPriorityClass, kwok_job
 from tests.e2e.multikueue_fixtures import (
     ClusterView,
     RemoteWatch,
     condition_of,
-    queued_job,
     until,
 )
 
@@ -42,12 +42,7 @@ def priority_classes(members: tuple[ClusterAccess, ...], classes: dict[str, int]
                     "kueue.x-k8s.io",
                     "v1beta2",
                     "workloadpriorityclasses",
-                    {
-                        "apiVersion": "kueue.x-k8s.io/v1beta2",
-                        "kind": "WorkloadPriorityClass",
-                        "metadata": {"name": name},
-                        "value": value,
-                    },
+                    WorkloadPriorityClass(name, value).obj(),
                 )
     try:
         yield
@@ -71,9 +66,8 @@ def _gpu_nodes(member: ClusterAccess) -> int:
 
 
 def _prioritised(name: str, queue: str, priority: str, run_seconds: float) -> dict[str, Any]:
-    job = queued_job(name, queue, gpus_per_pod=8, pods=1, run_seconds=run_seconds)
-    job["metadata"]["labels"][PRIORITY_LABEL] = priority
-    return job
+    job = kwok_job(name, gpus_per_pod=8, pods=1, run_seconds=run_seconds)
+    return job.queue(queue).priority_class(priority).obj()
 
 
 @pytest.fixture
@@ -134,9 +128,8 @@ def test_a_priority_change_on_the_manager_reaches_the_running_copy(
     mk = multikueue_fleet
     low, high = classes
     with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
-        job = queued_job("bump", mk.spec.local_queue, gpus_per_pod=0, pods=1, run_seconds=600)
-        job["metadata"]["labels"][PRIORITY_LABEL] = low
-        manager.create_job(job)
+        job = kwok_job("bump", gpus_per_pod=0, pods=1, run_seconds=600)
+        manager.create_job(job.queue(mk.spec.local_queue).priority_class(low).obj())
         cluster = until(partial(manager.placement, "bump"), "the job placed", timeout=60)
         name = (manager.workload_of_job("bump") or {})["metadata"]["name"]
         with ClusterView.open(mk.worker_by_cluster_name(cluster), mk_namespace) as worker:

@@ -13,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from devfleet.multikueue_fleet import MultiKueueFleet
-from devfleet.sample_jobs import gpu_job
+from tests.builders import kwok_job
 from tests.e2e.multikueue_fixtures import (
-    QUEUE_LABEL,
     ClusterView,
     RemoteWatch,
     condition_of,
@@ -27,9 +26,8 @@ JOBS = 200
 
 
 def _short_job(index: int, queue: str) -> dict[str, Any]:
-    job = gpu_job(f"stream-{index:03d}", gpus_per_pod=0, pods=1, run_seconds=1)
-    job["metadata"]["labels"] = {QUEUE_LABEL: queue}
-    return job
+    job = kwok_job(f"stream-{index:03d}", gpus_per_pod=0, pods=1, run_seconds=1)
+    return job.queue(queue).obj()
 
 
 def test_a_stream_of_jobs_completes_with_one_remote_admission_each(

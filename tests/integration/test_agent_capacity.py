@@ -29,13 +29,13 @@ from core.kube.resources import NAMESPACES, NODES, PODS, Resource
 from core.manager import watched_kinds as kinds
 from core.manager.configuration import Configuration, LeaderElection
 from devfleet.cluster_access import RunningFleet
+from tests.builders import GPU, ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor, Workload
 from tests.integration.polling import eventually
 from worker_agent.agent import Agent, AgentOptions
 from worker_agent.capacity_publisher import PublisherSettings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-GPU = "nvidia.com/gpu"
 POOL_LABEL = "fleetq.test/agent-pool"
 WORKER_CAPACITIES = kind_info("WorkerCapacity")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
@@ -85,50 +85,14 @@ class AgentWorld:
             await self.client.create(
                 SERVICE_ACCOUNTS, {"metadata": {"name": "default"}}, namespace=self.namespace
             )
+        flavor = ResourceFlavor(self.flavor).node_labels({POOL_LABEL: self.suffix})
+        await self.client.create(kinds.RESOURCE_FLAVORS, flavor.obj())
+        quotas = FlavorQuotas(self.flavor, {"cpu": "64", GPU: str(gpu_quota)})
+        queue = ClusterQueue(self.cluster_queue).only_namespace(self.namespace)
+        await self.client.create(kinds.CLUSTER_QUEUES, queue.resource_group(quotas).obj())
+        local_queue = LocalQueue(self.local_queue, self.namespace)
         await self.client.create(
-            kinds.RESOURCE_FLAVORS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ResourceFlavor",
-                "metadata": {"name": self.flavor},
-                "spec": {"nodeLabels": {POOL_LABEL: self.suffix}},
-            },
-        )
-        await self.client.create(
-            kinds.CLUSTER_QUEUES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ClusterQueue",
-                "metadata": {"name": self.cluster_queue},
-                "spec": {
-                    "namespaceSelector": {
-                        "matchLabels": {"kubernetes.io/metadata.name": self.namespace}
-                    },
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu", GPU],
-                            "flavors": [
-                                {
-                                    "name": self.flavor,
-                                    "resources": [
-                                        {"name": "cpu", "nominalQuota": "64"},
-                                        {"name": GPU, "nominalQuota": str(gpu_quota)},
-                                    ],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            },
-        )
-        await self.client.create(
-            kinds.LOCAL_QUEUES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "LocalQueue",
-                "metadata": {"name": self.local_queue, "namespace": self.namespace},
-                "spec": {"clusterQueue": self.cluster_queue},
-            },
+            kinds.LOCAL_QUEUES, local_queue.cluster_queue(self.cluster_queue).obj()
         )
 
     async def node(self, short: str, gpus: int = 8) -> str:
@@ -193,34 +157,9 @@ class AgentWorld:
         return name
 
     async def workload(self, name: str, gpus: int) -> None:
+        workload = Workload(name, self.namespace).queue(self.local_queue)
         await self.client.create(
-            kinds.WORKLOADS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "Workload",
-                "metadata": {"name": name, "namespace": self.namespace},
-                "spec": {
-                    "queueName": self.local_queue,
-                    "podSets": [
-                        {
-                            "name": "main",
-                            "count": 1,
-                            "template": {
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [
-                                        {
-                                            "name": "c",
-                                            "image": "registry.invalid/x",
-                                            "resources": {"requests": {GPU: str(gpus)}},
-                                        }
-                                    ],
-                                }
-                            },
-                        }
-                    ],
-                },
-            },
+            kinds.WORKLOADS, workload.pod_set("main", 1, requests={GPU: str(gpus)}).obj()
         )
 
     async def report(self) -> dict[str, Any] | None:

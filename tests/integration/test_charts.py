@@ -58,13 +58,21 @@ from devfleet.chart_install import mint_identity as mint_chart_identity
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.polling import until
 from devfleet.toolchain import binary_path
+from tests.builders import (
+    ClusterQueue,
+    FlavorQuotas,
+    Job,
+    LocalQueue,
+    ResourceFlavor,
+    WorkerCapacity,
+    Workload,
+)
 
 pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 TEST_LABEL = "fleetq.dev/chart-test"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 HUB_START_TIMEOUT_SECONDS = 90.0
 ADMISSION_TIMEOUT_SECONDS = 60.0
 TOO_MANY_REQUESTS_RETRIES = 10
@@ -291,34 +299,12 @@ def kueue_objects(namespace: str, suffix: str) -> list[dict[str, Any]]:
     """A flavor, a ClusterQueue that admits only from `namespace`, and its LocalQueue."""
     flavor, queue = f"chart-rf-{suffix}", f"chart-cq-{suffix}"
     return [
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ResourceFlavor",
-            "metadata": {"name": flavor},
-            "spec": {},
-        },
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ClusterQueue",
-            "metadata": {"name": queue},
-            "spec": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [
-                            {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "4"}]}
-                        ],
-                    }
-                ],
-            },
-        },
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "LocalQueue",
-            "metadata": {"name": "main", "namespace": namespace},
-            "spec": {"clusterQueue": queue},
-        },
+        ResourceFlavor(flavor).spec().obj(),
+        ClusterQueue(queue)
+        .only_namespace(namespace)
+        .resource_group(FlavorQuotas(flavor, {"cpu": "4"}))
+        .obj(),
+        LocalQueue("main", namespace).cluster_queue(queue).obj(),
     ]
 
 
@@ -330,30 +316,9 @@ def kueue_path(obj: dict[str, Any]) -> str:
     return f"/apis/kueue.x-k8s.io/v1beta2{scope}/{plural[obj['kind']]}/{obj['metadata']['name']}"
 
 
-def queued_job(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_LABEL: "main"}},
-        "spec": {
-            # No webhook runs for this namespace: created suspended, as the webhook would.
-            "suspend": True,
-            "parallelism": 1,
-            "completions": 1,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "registry.invalid/train:latest",
-                            "resources": {"requests": {"cpu": "1"}},
-                        }
-                    ],
-                }
-            },
-        },
-    }
+def queued_job(name: str, namespace: str, queue: str = "main") -> Job:
+    # No webhook runs for this namespace: created suspended, as the webhook would.
+    return Job(name, namespace).queue(queue).suspend().pods(1).request("cpu", "1")
 
 
 def remove_without_finalizers(admin: Any, path: str) -> None:
@@ -418,7 +383,7 @@ def test_the_hub_chart_installs_and_its_identity_runs_the_hub_and_nothing_more(
                 for obj in objects:
                     admin.request("POST", kueue_path(obj).rsplit("/", 1)[0], obj)
                 job_path = f"/apis/batch/v1/namespaces/{work}/jobs"
-                admin.request("POST", job_path, queued_job("train", work))
+                admin.request("POST", job_path, queued_job("train", work).obj())
 
                 def admitted() -> dict[str, Any] | None:
                     items = admin.get(f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{work}/workloads")[
@@ -528,12 +493,7 @@ def test_the_worker_chart_installs_and_its_identity_reports_capacity_but_reads_n
             status, created = as_agent.call(
                 "POST",
                 capacity.rsplit("/", 1)[0],
-                {
-                    "apiVersion": "fleetq.dev/v1alpha1",
-                    "kind": "WorkerCapacity",
-                    "metadata": {"name": capacity.rsplit("/", 1)[1]},
-                    "spec": {"clusterName": worker.name},
-                },
+                WorkerCapacity(capacity.rsplit("/", 1)[1]).cluster_name(worker.name).obj(),
             )
             assert status == 201, created
             assert created["spec"]["clusterName"] == worker.name
@@ -553,8 +513,6 @@ def test_the_worker_chart_installs_and_its_identity_reports_capacity_but_reads_n
 
 
 AGENT_START_TIMEOUT_SECONDS = 90.0
-ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
-PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 
 
 @contextlib.contextmanager
@@ -608,20 +566,17 @@ def agent_process(
 
 def dispatched_copies(namespace: str, queue: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A Workload and its suspended Job as the MultiKueue manager writes them on a worker."""
-    job = queued_job("remote", namespace)
-    workload_name = "job-remote-chart1"
-    origin = {ORIGIN_LABEL: "chart-test-manager"}
-    job["metadata"]["labels"] = {QUEUE_LABEL: queue, PREBUILT_LABEL: workload_name, **origin}
-    workload = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": workload_name, "namespace": namespace, "labels": origin},
-        "spec": {
-            "queueName": queue,
-            "podSets": [{"name": "main", "count": 1, "template": job["spec"]["template"]}],
-        },
-    }
-    return job, workload
+    workload_name, origin = "job-remote-chart1", "chart-test-manager"
+    job = queued_job("remote", namespace, queue).prebuilt_workload(workload_name)
+    job.multikueue_origin(origin)
+    template = job.obj()["spec"]["template"]
+    workload = (
+        Workload(workload_name, namespace)
+        .multikueue_origin(origin)
+        .queue(queue)
+        .pod_set("main", 1, template=template)
+    )
+    return job.obj(), workload.obj()
 
 
 def _condition_of(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:

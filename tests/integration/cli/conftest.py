@@ -28,6 +28,17 @@ import pytest
 import yaml
 
 from devfleet.cluster_access import RunningFleet
+from tests.builders import (
+    ClusterQueue,
+    FlavorQuotas,
+    Job,
+    LocalQueue,
+    MultiKueueCluster,
+    PodTemplate,
+    ResourceFlavor,
+    WorkerCapacity,
+    Workload,
+)
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 FLEETQ = "/apis/fleetq.dev/v1alpha1"
@@ -98,33 +109,14 @@ class Scene:
         """A ResourceFlavor, a ClusterQueue with cpu quota, a LocalQueue: their names."""
         flavor, cq, lq = self.name("rf"), self.name("cq"), "lq"
         m = self.fleet.manager.name
-        self.make(m, f"{KUEUE}/resourceflavors", _obj("ResourceFlavor", flavor))
-        self.make(
-            m,
-            f"{KUEUE}/clusterqueues",
-            _obj(
-                "ClusterQueue",
-                cq,
-                spec={
-                    "namespaceSelector": {},
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu"],
-                            "flavors": [
-                                {
-                                    "name": flavor,
-                                    "resources": [{"name": "cpu", "nominalQuota": quota}],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            ),
-        )
+        self.make(m, f"{KUEUE}/resourceflavors", ResourceFlavor(flavor).obj())
+        queue = ClusterQueue(cq).namespace_selector()
+        queue.resource_group(FlavorQuotas(flavor, {"cpu": quota}))
+        self.make(m, f"{KUEUE}/clusterqueues", queue.obj())
         self.make(
             m,
             f"{KUEUE}/namespaces/{self.namespace}/localqueues",
-            _obj("LocalQueue", lq, self.namespace, spec={"clusterQueue": cq}),
+            LocalQueue(lq, self.namespace).cluster_queue(cq).obj(),
         )
         return flavor, cq, lq
 
@@ -139,39 +131,15 @@ class Scene:
         status: dict[str, Any] | None = None,
         active: bool = True,
     ) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
+        workload = Workload(name, self.namespace)
         if owner:
-            meta["ownerReferences"] = [owner]
-        body = _obj(
-            "Workload",
-            name,
-            self.namespace,
-            spec={
-                "queueName": queue,
-                "priority": priority,
-                "active": active,
-                "podSets": [
-                    {
-                        "name": "main",
-                        "count": 1,
-                        "template": {
-                            "spec": {
-                                "containers": [
-                                    {
-                                        "name": "c",
-                                        "image": "busybox",
-                                        "resources": {"requests": {"cpu": "1"}},
-                                    }
-                                ]
-                            }
-                        },
-                    }
-                ],
-            },
-            meta=meta,
-        )
+            workload.owner_reference(owner)
+        template = PodTemplate(image="busybox", restart_policy=None).request("cpu", "1")
+        workload.queue(queue).priority(priority).active(active)
         created = self.make(
-            self.fleet.manager.name, f"{KUEUE}/namespaces/{self.namespace}/workloads", body
+            self.fleet.manager.name,
+            f"{KUEUE}/namespaces/{self.namespace}/workloads",
+            workload.pod_set("main", 1, template=template).obj(),
         )
         if status:
             self.set_status(
@@ -184,20 +152,7 @@ class Scene:
 
     def job(self, name: str) -> dict[str, Any]:
         """A suspended batch/v1 Job on the manager (nothing runs it: the manager is API-only)."""
-        body = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": name, "namespace": self.namespace},
-            "spec": {
-                "suspend": True,
-                "template": {
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "containers": [{"name": "c", "image": "busybox"}],
-                    }
-                },
-            },
-        }
+        body = Job(name, self.namespace, container="c", image="busybox").suspend().obj()
         return self.manager.request(
             "POST", f"/apis/batch/v1/namespaces/{self.namespace}/jobs", body
         )
@@ -255,13 +210,7 @@ class Scene:
         self.make(
             self.fleet.manager.name,
             f"{KUEUE}/multikueueclusters",
-            _obj(
-                "MultiKueueCluster",
-                name,
-                spec={
-                    "clusterSource": {"kubeConfig": {"location": secret, "locationType": "Secret"}}
-                },
-            ),
+            MultiKueueCluster(name).kubeconfig(secret, "Secret").obj(),
         )
         now = datetime.now(UTC)
         state = (
@@ -303,7 +252,7 @@ class Scene:
         self.make(
             self.worker_cluster,
             f"{FLEETQ}/workercapacities",
-            _obj("WorkerCapacity", worker, spec={"clusterName": worker}),
+            WorkerCapacity(worker).cluster_name(worker).obj(),
         )
         observed = datetime.now(UTC) - age
         self.set_status(
@@ -332,27 +281,6 @@ _API_VERSIONS = {
     "LocalQueue": "kueue.x-k8s.io/v1beta2",
     "WorkerCapacity": "fleetq.dev/v1alpha1",
 }
-
-
-def _obj(
-    kind: str,
-    name: str,
-    namespace: str = "",
-    *,
-    spec: dict[str, Any] | None = None,
-    meta: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, **(meta or {})}
-    if namespace:
-        metadata["namespace"] = namespace
-    body: dict[str, Any] = {
-        "apiVersion": _API_VERSIONS.get(kind, "kueue.x-k8s.io/v1beta2"),
-        "kind": kind,
-        "metadata": metadata,
-    }
-    if spec is not None:
-        body["spec"] = spec
-    return body
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from tests.builders import owner_reference
 
 
 @pytest.fixture(autouse=True)
@@ -32,13 +33,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def dispatched_job(scene: Any, worker: str, job: str = "train") -> None:
     """A Job on the manager whose Workload the hub (played here) dispatched to `worker`."""
     created = scene.job(job)
-    owner = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "name": job,
-        "uid": created["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = owner_reference("batch/v1", "Job", job, created["metadata"]["uid"])
     now = datetime.now(UTC)
     scene.workload(
         f"job-{job}-x1",
@@ -178,13 +173,7 @@ def test_logs_of_a_job_not_yet_dispatched_or_on_an_unreachable_worker(
     created = scene.job("waiting")
     scene.workload(
         "job-waiting-x1",
-        owner={
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "name": "waiting",
-            "uid": created["metadata"]["uid"],
-            "controller": True,
-        },
+        owner=owner_reference("batch/v1", "Job", "waiting", created["metadata"]["uid"]),
         status={
             "conditions": [
                 scene.condition(

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from cli.main import main
+from tests.builders import MultiKueueCluster
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -80,14 +81,7 @@ def test_status_reports_a_kubeconfig_the_hub_would_refuse(
     scene.make(
         scene.fleet.manager.name,
         "/apis/kueue.x-k8s.io/v1beta2/multikueueclusters",
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "MultiKueueCluster",
-            "metadata": {"name": name},
-            "spec": {
-                "clusterSource": {"kubeConfig": {"location": "missing", "locationType": "Secret"}}
-            },
-        },
+        MultiKueueCluster(name).kubeconfig("missing", "Secret").obj(),
     )
     code, out, err = run(
         capsys,

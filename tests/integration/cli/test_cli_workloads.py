@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from tests.builders import LocalQueue, owner_reference
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -65,12 +66,7 @@ def queued(scene: Any) -> dict[str, str]:
     scene.make(
         scene.fleet.manager.name,
         f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{scene.namespace}/localqueues",
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq2", "namespace": scene.namespace},
-            "spec": {"clusterQueue": cq},
-        },
+        LocalQueue("lq2", scene.namespace).cluster_queue(cq).obj(),
     )
     later = datetime.now(UTC) + timedelta(hours=1)
     # Created first, but evicted by an admission check: it queues by the eviction time.
@@ -197,13 +193,7 @@ def test_describe_tells_why_a_workload_waits_and_finds_it_by_job_name(
     scene: Any, queued: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     job = scene.job("train")
-    owner = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "name": "train",
-        "uid": job["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = owner_reference("batch/v1", "Job", "train", job["metadata"]["uid"])
     why = (
         "couldn't assign flavors to pod set main: "
         f"insufficient quota for cpu in flavor {queued['flavor']}"

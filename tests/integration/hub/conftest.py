@@ -37,11 +37,18 @@ from core.manager import watched_kinds as kinds
 from core.manager.configuration import Configuration, LeaderElection
 from devfleet.cluster_access import RunningFleet
 from hub.app import Hub, HubOptions
+from tests.builders import (
+    ClusterQueue,
+    FlavorQuotas,
+    Job,
+    LocalQueue,
+    ResourceFlavor,
+    Workload,
+    WorkloadPriorityClass,
+)
 from tests.integration.polling import eventually
 
 REPO = Path(__file__).resolve().parents[3]
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
 
 
@@ -355,13 +362,7 @@ class Cluster:
     async def flavor(self, base: str, node_labels: dict[str, str]) -> str:
         name = self.name(base)
         await self.create(
-            kinds.RESOURCE_FLAVORS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ResourceFlavor",
-                "metadata": {"name": name},
-                "spec": {"nodeLabels": node_labels},
-            },
+            kinds.RESOURCE_FLAVORS, ResourceFlavor(name).node_labels(node_labels).obj()
         )
         return name
 
@@ -378,56 +379,27 @@ class Cluster:
         """A one-flavor CPU ClusterQueue; `spec_fields` go into its spec as given
         (cohortName, queueingStrategy, admissionChecksStrategy, stopPolicy, ...)."""
         name = self.name(base)
-        quota: dict[str, Any] = {"name": "cpu", "nominalQuota": cpu}
-        if borrowing_limit is not None:
-            quota["borrowingLimit"] = borrowing_limit
-        spec: dict[str, Any] = {
+        queue = (
+            ClusterQueue(name)
             # Only this test's namespace: other tests' workloads never land here.
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.namespace}},
-            "resourceGroups": [
-                {
-                    "coveredResources": ["cpu"],
-                    "flavors": [{"name": flavor, "resources": [quota]}],
-                }
-            ],
-            **spec_fields,
-        }
-        if preemption:
-            spec["preemption"] = preemption
-        await self.create(
-            kinds.CLUSTER_QUEUES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ClusterQueue",
-                "metadata": {"name": name},
-                "spec": spec,
-            },
+            .only_namespace(self.namespace)
+            .resource_group(
+                FlavorQuotas(flavor).resource("cpu", cpu, borrowing_limit=borrowing_limit)
+            )
+            .spec(**spec_fields)
         )
+        if preemption:
+            queue.spec(preemption=preemption)
+        await self.create(kinds.CLUSTER_QUEUES, queue.obj())
         return name
 
     async def local_queue(self, name: str, cluster_queue: str) -> str:
-        await self.create(
-            kinds.LOCAL_QUEUES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "LocalQueue",
-                "metadata": {"name": name},
-                "spec": {"clusterQueue": cluster_queue},
-            },
-        )
+        await self.create(kinds.LOCAL_QUEUES, LocalQueue(name).cluster_queue(cluster_queue).obj())
         return name
 
     async def priority_class(self, base: str, value: int) -> str:
         name = self.name(base)
-        await self.create(
-            kinds.WORKLOAD_PRIORITY_CLASSES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "WorkloadPriorityClass",
-                "metadata": {"name": name},
-                "value": value,
-            },
-        )
+        await self.create(kinds.WORKLOAD_PRIORITY_CLASSES, WorkloadPriorityClass(name, value).obj())
         return name
 
     async def job(
@@ -441,36 +413,19 @@ class Cluster:
         parallelism: int = 1,
         annotations: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        labels = {QUEUE_LABEL: queue}
-        if priority_class:
-            labels[PRIORITY_LABEL] = priority_class
-        return await self.create(
-            JOBS,
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {"name": name, "labels": labels, "annotations": annotations or {}},
-                "spec": {
-                    # No webhook runs here: the Job is created suspended, as it would make it.
-                    "suspend": True,
-                    "parallelism": parallelism,
-                    "completions": parallelism,
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "nodeSelector": dict(node_selector or {}),
-                            "containers": [
-                                {
-                                    "name": "main",
-                                    "image": "registry.invalid/train:latest",
-                                    "resources": {"requests": {"cpu": cpu}},
-                                }
-                            ],
-                        }
-                    },
-                },
-            },
+        job = (
+            Job(name)
+            .queue(queue)
+            .annotations(annotations or {})
+            # No webhook runs here: the Job is created suspended, as it would make it.
+            .suspend()
+            .pods(parallelism)
+            .node_selector(node_selector or {})
+            .request("cpu", cpu)
         )
+        if priority_class:
+            job.priority_class(priority_class)
+        return await self.create(JOBS, job.obj())
 
     async def workload(
         self,
@@ -482,38 +437,15 @@ class Cluster:
         finalizers: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """A Workload created directly, with no job (as upstream's perf runner does)."""
-        spec: dict[str, Any] = {
-            "queueName": queue,
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [
-                                {
-                                    "name": "c",
-                                    "image": "registry.invalid/x",
-                                    "resources": {"requests": {"cpu": cpu}},
-                                }
-                            ],
-                        }
-                    },
-                }
-            ],
-        }
-        if priority is not None:
-            spec["priority"] = priority
-        return await self.create(
-            kinds.WORKLOADS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "Workload",
-                "metadata": {"name": name, "finalizers": list(finalizers or [])},
-                "spec": spec,
-            },
+        workload = (
+            Workload(name)
+            .finalizers(*(finalizers or ()))
+            .queue(queue)
+            .pod_set("main", 1, requests={"cpu": cpu})
         )
+        if priority is not None:
+            workload.priority(priority)
+        return await self.create(kinds.WORKLOADS, workload.obj())
 
     async def job_workload(self, job_name: str) -> dict[str, Any] | None:
         """The Workload controlled by the named Job (None until it exists)."""

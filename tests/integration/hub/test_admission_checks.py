@@ -14,6 +14,7 @@ from core.kube.client import PatchType
 from core.kube.errors import Conflict
 from core.kube.resources import JOBS
 from core.manager import watched_kinds as kinds
+from tests.builders import AdmissionCheck
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -24,15 +25,8 @@ def _now() -> str:
 
 async def _admission_check(cluster: Any, base: str) -> str:
     name = cluster.name(base)
-    await cluster.create(
-        kinds.ADMISSION_CHECKS,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "AdmissionCheck",
-            "metadata": {"name": name},
-            "spec": {"controllerName": f"example.com/{name}"},
-        },
-    )
+    check = AdmissionCheck(name).controller_name(f"example.com/{name}")
+    await cluster.create(kinds.ADMISSION_CHECKS, check.obj())
     # What its controller would say once it is up.
     await cluster.patch_status(
         kinds.ADMISSION_CHECKS,

@@ -53,6 +53,7 @@ from devfleet.kwokctl import PORT_OPTIONS, Kwokctl
 from devfleet.ports import allocate_ports
 from devfleet.toolchain import binary_path, missing_binaries
 from hub.app import Hub, HubOptions
+from tests.builders import ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor, Workload
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -241,66 +242,16 @@ async def _eventually(probe: Any, *, timeout: float = 30.0, what: str = "") -> A
 
 
 def _workload(name: str, queue: str) -> dict[str, Any]:
-    container = {
-        "name": "c",
-        "image": "registry.invalid/x",
-        "resources": {"requests": {"cpu": "1"}},
-    }
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": name},
-        "spec": {
-            "queueName": queue,
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
-                }
-            ],
-        },
-    }
+    return Workload(name).queue(queue).pod_set("main", 1, requests={"cpu": "1"}).obj()
 
 
 async def _queue_with_pending(client: KubeClient, namespace: str) -> str:
     """ClusterQueue `cq` (1 CPU) with `first` admitted and `second`, `third` pending."""
     await client.create(NAMESPACES, {"metadata": {"name": namespace}})
-    await client.create(
-        kinds.RESOURCE_FLAVORS,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ResourceFlavor",
-            "metadata": {"name": "f"},
-        },
-    )
-    cq_spec = {
-        "namespaceSelector": {},
-        "resourceGroups": [
-            {
-                "coveredResources": ["cpu"],
-                "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "1"}]}],
-            }
-        ],
-    }
-    await client.create(
-        kinds.CLUSTER_QUEUES,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ClusterQueue",
-            "metadata": {"name": "cq"},
-            "spec": cq_spec,
-        },
-    )
-    await client.create(
-        kinds.LOCAL_QUEUES,
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": namespace},
-            "spec": {"clusterQueue": "cq"},
-        },
-    )
+    await client.create(kinds.RESOURCE_FLAVORS, ResourceFlavor("f").obj())
+    queue = ClusterQueue("cq").namespace_selector().resource_group(FlavorQuotas("f", {"cpu": "1"}))
+    await client.create(kinds.CLUSTER_QUEUES, queue.obj())
+    await client.create(kinds.LOCAL_QUEUES, LocalQueue("lq", namespace).cluster_queue("cq").obj())
     for name in ("first", "second", "third"):
         if name == "third":
             await asyncio.sleep(1.1)  # creationTimestamp has second precision: order them

@@ -21,6 +21,7 @@ from core.kube.object_store import label_index
 from core.kube.resources import CONFIGMAPS
 from core.kube.watch import Listed, ListWatcher, WatchEventType, watch_once
 from devfleet.cluster_access import RunningFleet
+from tests import builders
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -155,12 +156,7 @@ async def test_label_and_field_selectors_limit_what_is_cached(
 
 
 def local_queue(name: str, namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": LOCAL_QUEUES.api_version,
-        "kind": "LocalQueue",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"clusterQueue": "cq"},
-    }
+    return builders.LocalQueue(name, namespace).cluster_queue("cq").obj()
 
 
 async def test_a_too_old_resource_version_is_gone(

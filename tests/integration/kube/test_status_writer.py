@@ -15,6 +15,7 @@ from core.kube.errors import NotFound
 from core.kube.status_writer import StatusWriteGaveUp, write_status
 from core.kube.write_counter import WriteVerb
 from devfleet.cluster_access import RunningFleet
+from tests import builders
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -22,16 +23,8 @@ LOCAL_QUEUES = kind_info("LocalQueue")
 
 
 async def make_queue(kube: KubeClient, namespace: str, name: str = "lq") -> LocalQueue:
-    return await kube.create(
-        LOCAL_QUEUES,
-        {
-            "apiVersion": LOCAL_QUEUES.api_version,
-            "kind": "LocalQueue",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"clusterQueue": "cq"},
-        },
-        into=LocalQueue,
-    )
+    body = builders.LocalQueue(name, namespace).cluster_queue("cq").obj()
+    return await kube.create(LOCAL_QUEUES, body, into=LocalQueue)
 
 
 def one_more_pending(queue: LocalQueue) -> dict[str, Any]:

@@ -35,6 +35,20 @@ from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.dispatch import DispatchSettings, MultiKueueDispatch
+from tests.builders import (
+    GPU,
+    AdmissionCheck,
+    ClusterQueue,
+    FlavorQuotas,
+    Job,
+    LocalQueue,
+    MultiKueueCluster,
+    MultiKueueConfig,
+    PodTemplate,
+    ResourceFlavor,
+    WorkerCapacity,
+    Workload,
+)
 from tests.integration.polling import eventually
 
 CLUSTERS = kind_info("MultiKueueCluster")
@@ -90,18 +104,15 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-POD_TEMPLATE = {
-    "spec": {
-        "restartPolicy": "Never",
-        "containers": [
-            {
-                "name": "c",
-                "image": "registry.invalid/sleep",
-                "resources": {"requests": {"cpu": "1"}},
-            }
-        ],
-    }
-}
+def pod_template(gpus: int = 0) -> PodTemplate:
+    """One container asking for 1 CPU (and `gpus` GPUs, requested and limited)."""
+    template = PodTemplate(image="registry.invalid/sleep").request("cpu", "1")
+    if gpus:
+        template.request(GPU, gpus).limit(GPU, gpus)
+    return template
+
+
+POD_TEMPLATE = pod_template().obj()
 
 
 class Fleet:
@@ -160,42 +171,12 @@ class Fleet:
     ) -> MultiKueueDispatch:
         for index in range(2):
             await self.put_secret(index)
-            await self.create(
-                self.manager,
-                CLUSTERS,
-                {
-                    "apiVersion": "kueue.x-k8s.io/v1beta2",
-                    "kind": "MultiKueueCluster",
-                    "metadata": {"name": self.clusters[index]},
-                    "spec": {"clusterSource": {"kubeConfig": {"location": f"kubeconfig-{index}"}}},
-                },
-            )
+            worker = MultiKueueCluster(self.clusters[index]).kubeconfig(f"kubeconfig-{index}")
+            await self.create(self.manager, CLUSTERS, worker.obj())
+        config = MultiKueueConfig(self.check).clusters(*(self.clusters[i] for i in config_clusters))
+        await self.create(self.manager, CONFIGS, config.obj())
         await self.create(
-            self.manager,
-            CONFIGS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "MultiKueueConfig",
-                "metadata": {"name": self.check},
-                "spec": {"clusters": [self.clusters[index] for index in config_clusters]},
-            },
-        )
-        await self.create(
-            self.manager,
-            CHECKS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "AdmissionCheck",
-                "metadata": {"name": self.check},
-                "spec": {
-                    "controllerName": "kueue.x-k8s.io/multikueue",
-                    "parameters": {
-                        "apiGroup": "kueue.x-k8s.io",
-                        "kind": "MultiKueueConfig",
-                        "name": self.check,
-                    },
-                },
-            },
+            self.manager, CHECKS, AdmissionCheck(self.check).multikueue(self.check).obj()
         )
         await self.queues()
         configuration = dataclasses.replace(
@@ -266,40 +247,15 @@ class Fleet:
     async def queues(self) -> None:
         """A manager ClusterQueue with the check and its LocalQueue; LocalQueues on workers."""
         cq = f"cq-{self.suffix}"
-        await self.create(
-            self.manager,
-            CLUSTER_QUEUES,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ClusterQueue",
-                "metadata": {"name": cq},
-                "spec": {
-                    "namespaceSelector": {},
-                    "admissionChecksStrategy": {"admissionChecks": [{"name": self.check}]},
-                    "resourceGroups": [
-                        {
-                            "coveredResources": ["cpu"],
-                            "flavors": [
-                                {
-                                    "name": "default",
-                                    "resources": [{"name": "cpu", "nominalQuota": 8}],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            },
+        queue = (
+            ClusterQueue(cq)
+            .namespace_selector()
+            .admission_checks(self.check)
+            .resource_group(FlavorQuotas("default", {"cpu": 8}))
         )
+        await self.create(self.manager, CLUSTER_QUEUES, queue.obj())
         for client in (self.manager, *self.workers):
-            await client.create(
-                LOCAL_QUEUES,
-                {
-                    "apiVersion": "kueue.x-k8s.io/v1beta2",
-                    "kind": "LocalQueue",
-                    "metadata": {"name": "lq", "namespace": self.ns},
-                    "spec": {"clusterQueue": cq},
-                },
-            )
+            await client.create(LOCAL_QUEUES, LocalQueue("lq", self.ns).cluster_queue(cq).obj())
 
     async def cut_off(self, index: int) -> None:
         """Point worker `index`'s Secret at a closed port and wait until the hub notices."""
@@ -343,55 +299,21 @@ class Fleet:
 
     async def submit(self, name: str, *, gpus: int = 0) -> str:
         """A suspended MultiKueue Job and its Workload holding quota, check Pending."""
-        template = yaml.safe_load(yaml.safe_dump(POD_TEMPLATE))
-        if gpus:
-            resources = template["spec"]["containers"][0]["resources"]
-            resources["requests"]["nvidia.com/gpu"] = gpus
-            resources["limits"] = {"nvidia.com/gpu": gpus}
+        template = pod_template(gpus)
         job = await self.manager.create(
             JOBS,
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {
-                    "name": name,
-                    "namespace": self.ns,
-                    "labels": {"kueue.x-k8s.io/queue-name": "lq"},
-                },
-                "spec": {
-                    "suspend": True,
-                    "managedBy": "kueue.x-k8s.io/multikueue",
-                    "template": template,
-                },
-            },
+            Job(name, self.ns).queue("lq").suspend().managed_by().template(template).obj(),
         )
         workload_name = f"job-{name}-{self.suffix}"
-        await self.manager.create(
-            WORKLOADS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "Workload",
-                "metadata": {
-                    "name": workload_name,
-                    "namespace": self.ns,
-                    "labels": {"kueue.x-k8s.io/job-uid": job["metadata"]["uid"]},
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "batch/v1",
-                            "kind": "Job",
-                            "name": name,
-                            "uid": job["metadata"]["uid"],
-                            "controller": True,
-                            "blockOwnerDeletion": True,
-                        }
-                    ],
-                },
-                "spec": {
-                    "queueName": "lq",
-                    "podSets": [{"name": "main", "count": 1, "template": template}],
-                },
-            },
+        uid = job["metadata"]["uid"]
+        workload = (
+            Workload(workload_name, self.ns)
+            .label("kueue.x-k8s.io/job-uid", uid)
+            .owned_by_job(name, uid, block_owner_deletion=True)
+            .queue("lq")
+            .pod_set("main", 1, template=template)
         )
+        await self.manager.create(WORKLOADS, workload.obj())
         await self.manager.patch(
             WORKLOADS,
             workload_name,
@@ -607,24 +529,9 @@ class Fleet:
         """
         name = self.clusters[index]
         with contextlib.suppress(AlreadyExists):  # shared by tests on this worker
-            await self.workers[index].create(
-                RESOURCE_FLAVORS,
-                {
-                    "apiVersion": "kueue.x-k8s.io/v1beta2",
-                    "kind": "ResourceFlavor",
-                    "metadata": {"name": "default"},
-                },
-            )
-        await self.create(
-            self.workers[index],
-            CAPACITIES,
-            {
-                "apiVersion": "fleetq.dev/v1alpha1",
-                "kind": "WorkerCapacity",
-                "metadata": {"name": name},
-                "spec": {"clusterName": name},
-            },
-        )
+            await self.workers[index].create(RESOURCE_FLAVORS, ResourceFlavor("default").obj())
+        capacity = WorkerCapacity(name).cluster_name(name)
+        await self.create(self.workers[index], CAPACITIES, capacity.obj())
         block = {"cpu": "32", "nvidia.com/gpu": str(free_gpus)}
         await self.workers[index].patch(
             CAPACITIES,

@@ -42,6 +42,13 @@ from hub.multikueue.connections.worker_events import (
     WorkerDisconnected,
     WorkerEvent,
 )
+from tests.builders import (
+    AdmissionCheck,
+    MultiKueueCluster,
+    MultiKueueConfig,
+    WorkerCapacity,
+    Workload,
+)
 from tests.integration.polling import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -159,47 +166,14 @@ class Harness:
 
     async def cluster(self, name: str, location: str, location_type: str = "Secret") -> None:
         await self._create(
-            CLUSTERS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "MultiKueueCluster",
-                "metadata": {"name": name},
-                "spec": {
-                    "clusterSource": {
-                        "kubeConfig": {"location": location, "locationType": location_type}
-                    }
-                },
-            },
+            CLUSTERS, MultiKueueCluster(name).kubeconfig(location, location_type).obj()
         )
 
     async def config(self, name: str, clusters: list[str]) -> None:
-        await self._create(
-            CONFIGS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "MultiKueueConfig",
-                "metadata": {"name": name},
-                "spec": {"clusters": clusters},
-            },
-        )
+        await self._create(CONFIGS, MultiKueueConfig(name).clusters(*clusters).obj())
 
     async def check(self, name: str, config: str) -> None:
-        await self._create(
-            CHECKS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "AdmissionCheck",
-                "metadata": {"name": name},
-                "spec": {
-                    "controllerName": "kueue.x-k8s.io/multikueue",
-                    "parameters": {
-                        "apiGroup": "kueue.x-k8s.io",
-                        "kind": "MultiKueueConfig",
-                        "name": config,
-                    },
-                },
-            },
-        )
+        await self._create(CHECKS, AdmissionCheck(name).multikueue(config).obj())
 
     async def _create(self, resource: ResourceRef, body: dict[str, Any]) -> None:
         await self.client.create(resource, body)
@@ -235,26 +209,7 @@ async def harness(kueue_crds: RunningFleet, namespace: str) -> AsyncIterator[Har
 
 
 def workload_body(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {
-            "queueName": "q",
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "restartPolicy": "Never",
-                            "containers": [{"name": "c", "image": "registry.invalid/x"}],
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return Workload(name, namespace).labels(labels).queue("q").pod_set("main", 1).obj()
 
 
 async def test_a_worker_from_a_secret_connects_and_caches_only_origin_labelled_objects(
@@ -296,15 +251,7 @@ async def test_a_worker_from_a_secret_connects_and_caches_only_origin_labelled_o
     ]
 
     report_name = harness.name("report")
-    await remote.create(
-        CAPACITIES,
-        {
-            "apiVersion": "fleetq.dev/v1alpha1",
-            "kind": "WorkerCapacity",
-            "metadata": {"name": report_name},
-            "spec": {"clusterName": cluster},
-        },
-    )
+    await remote.create(CAPACITIES, WorkerCapacity(report_name).cluster_name(cluster).obj())
     harness.cleanup_later(remote, CAPACITIES, report_name)
 
     async def reported() -> list[CapacityChanged]:

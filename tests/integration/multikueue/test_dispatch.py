@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from core.kube.resources import JOBS
+from tests.builders import Job, Workload
 from tests.integration.multikueue.dispatch_harness import (
     ALL_AT_ONCE,
     CAPACITY_AWARE,
@@ -228,31 +229,14 @@ async def test_garbage_collection_removes_only_our_orphans(mk: Fleet) -> None:
     worker = mk.workers[0]
     orphan_labels = {ORIGIN_LABEL: mk.origin}
     for workload_name, labels in (("orphan", orphan_labels), ("not-ours", {})):
-        await worker.create(
-            WORKLOADS,
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "Workload",
-                "metadata": {"name": workload_name, "namespace": mk.ns, "labels": labels},
-                "spec": {
-                    "queueName": "lq",
-                    "podSets": [{"name": "main", "count": 1, "template": POD_TEMPLATE}],
-                },
-            },
-        )
+        workload = Workload(workload_name, mk.ns).labels(labels).queue("lq")
+        await worker.create(WORKLOADS, workload.pod_set("main", 1, template=POD_TEMPLATE).obj())
     for job_name, labels in (
         ("orphan-job", {**orphan_labels, PREBUILT_LABEL: "orphan"}),
         ("user-job", {PREBUILT_LABEL: "orphan"}),
     ):
-        await worker.create(
-            JOBS,
-            {
-                "apiVersion": "batch/v1",
-                "kind": "Job",
-                "metadata": {"name": job_name, "namespace": mk.ns, "labels": labels},
-                "spec": {"suspend": True, "template": POD_TEMPLATE},
-            },
-        )
+        job = Job(job_name, mk.ns).labels(labels).suspend().template(POD_TEMPLATE)
+        await worker.create(JOBS, job.obj())
     await mk.wait_gone(0, "orphan")
     await mk.wait_gone(0, "orphan-job", JOBS)
     assert await mk.remote(0, "not-ours") is not None
@@ -264,12 +248,7 @@ async def test_a_same_named_job_on_a_worker_that_is_not_ours_is_never_touched(
 ) -> None:
     user_job = await mk.workers[0].create(
         JOBS,
-        {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "shared", "namespace": mk.ns, "labels": {"team": "worker"}},
-            "spec": {"suspend": True, "template": POD_TEMPLATE},
-        },
+        Job("shared", mk.ns).label("team", "worker").suspend().template(POD_TEMPLATE).obj(),
     )
     await mk.start(ALL_AT_ONCE, gc_interval=1.0)
     name = await mk.submit("shared")

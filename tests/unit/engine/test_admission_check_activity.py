@@ -15,37 +15,27 @@ from core.adapters.kueue_manifests import admission_check_from_manifest, from_ma
 from core.engine.clock import ManualClock
 from core.engine.engine import Engine
 from core.engine.model import ClusterQueue, ResourceFlavor
+from tests import builders
 
 
 def _check(conditions: list[dict[str, Any]] | None) -> dict[str, Any]:
-    check: dict[str, Any] = {
-        "kind": "AdmissionCheck",
-        "metadata": {"name": "prov"},
-        "spec": {"controllerName": "example.com/provisioner"},
-    }
+    check = builders.AdmissionCheck("prov").controller_name("example.com/provisioner")
     if conditions is not None:
-        check["status"] = {"conditions": conditions}
-    return check
+        check.conditions(*conditions)
+    return check.obj()
 
 
 def _active(status: str) -> dict[str, Any]:
     return {"type": "Active", "status": status, "reason": "Active", "message": "m"}
 
 
-_CQ: dict[str, Any] = {
-    "kind": "ClusterQueue",
-    "metadata": {"name": "cq"},
-    "spec": {
-        "namespaceSelector": {},
-        "admissionChecksStrategy": {"admissionChecks": [{"name": "prov"}]},
-        "resourceGroups": [
-            {
-                "coveredResources": ["cpu"],
-                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": 4}]}],
-            }
-        ],
-    },
-}
+_CQ: dict[str, Any] = (
+    builders.ClusterQueue("cq")
+    .namespace_selector()
+    .admission_checks("prov")
+    .resource_group(builders.FlavorQuotas("default", {"cpu": 4}))
+    .obj()
+)
 
 
 @pytest.mark.parametrize(

@@ -25,55 +25,29 @@ from core.engine.model import (
     ResourceFlavor,
     StopPolicy,
 )
+from tests.builders import ClusterQueue, FlavorQuotas, LocalQueue, PodTemplate, Workload
 
-CQ: dict[str, Any] = {
-    "apiVersion": "kueue.x-k8s.io/v1beta2",
-    "kind": "ClusterQueue",
-    "metadata": {"name": "cq"},
-    "spec": {
-        "namespaceSelector": {},
-        "resourceGroups": [
-            {
-                "coveredResources": ["cpu", "memory"],
-                "flavors": [
-                    {
-                        "name": "default",
-                        "resources": [
-                            {"name": "cpu", "nominalQuota": "4", "borrowingLimit": "500m"},
-                            {"name": "memory", "nominalQuota": "8Gi"},
-                        ],
-                    }
-                ],
-            }
-        ],
-    },
-}
+CQ: dict[str, Any] = (
+    ClusterQueue("cq")
+    .namespace_selector()
+    .resource_group(
+        FlavorQuotas("default")
+        .resource("cpu", "4", borrowing_limit="500m")
+        .resource("memory", "8Gi")
+    )
+    .obj()
+)
 
-WL: dict[str, Any] = {
-    "kind": "Workload",
-    "metadata": {
-        "name": "w",
-        "namespace": "ns",
-        "uid": "u1",
-        "creationTimestamp": "2024-05-01T10:00:00Z",
-    },
-    "spec": {
-        "queueName": "lq",
-        "priorityClassRef": {
-            "group": "kueue.x-k8s.io",
-            "kind": "WorkloadPriorityClass",
-            "name": "high",
-        },
-        "podSets": [
-            {
-                "count": 2,
-                "template": {
-                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
-                },
-            }
-        ],
-    },
-}
+WL: dict[str, Any] = (
+    Workload("w", "ns")
+    .uid("u1")
+    .creation_timestamp("2024-05-01T10:00:00Z")
+    .queue("lq")
+    .priority_class("high")
+    # No pod set name: the decoder names it "main".
+    .pod_set(None, 2, template=PodTemplate(image=None, restart_policy=None), requests={"cpu": "1"})
+    .obj()
+)
 
 
 def test_cluster_queue_defaults() -> None:
@@ -106,24 +80,11 @@ def test_workload_priority_from_class_and_defaults() -> None:
 
 
 def test_bad_quantity_names_the_field() -> None:
-    bad = {
-        **CQ,
-        "spec": {
-            **CQ["spec"],
-            "resourceGroups": [
-                {
-                    "coveredResources": ["cpu"],
-                    "flavors": [
-                        {"name": "f", "resources": [{"name": "cpu", "nominalQuota": "many"}]}
-                    ],
-                }
-            ],
-        },
-    }
+    bad = ClusterQueue("cq").namespace_selector().resource_group(FlavorQuotas("f", {"cpu": "many"}))
     with pytest.raises(
         ManifestError, match=r"ClusterQueue cq resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]"
     ):
-        from_manifest(bad)
+        from_manifest(bad.obj())
 
 
 def test_statuses_render_like_kueue() -> None:
@@ -131,13 +92,7 @@ def test_statuses_render_like_kueue() -> None:
     engine.upsert_resource_flavor(ResourceFlavor(name="default"))
     engine.upsert_cluster_queue(cluster_queue_from_manifest(CQ))
     engine.upsert_local_queue(
-        local_queue_from_manifest(
-            {
-                "kind": "LocalQueue",
-                "metadata": {"name": "lq", "namespace": "ns"},
-                "spec": {"clusterQueue": "cq"},
-            }
-        )
+        local_queue_from_manifest(LocalQueue("lq", "ns").cluster_queue("cq").obj())
     )
     engine.add_workload(workload_from_manifest(WL, {"high": 500}))
     result = engine.schedule()

@@ -13,101 +13,50 @@ from core.adapters.kueue_manifests import admission_check_from_manifest, from_ma
 from core.engine.clock import ManualClock
 from core.engine.engine import Engine
 from core.engine.model import ClusterQueue, LocalQueue, ResourceFlavor, Workload
+from tests import builders
 
 NOW = "2026-11-29T10:00:00Z"
 
 
 def _workload(check_state: str) -> dict[str, Any]:
-    return {
-        "kind": "Workload",
-        "metadata": {"name": "w", "namespace": "ns", "uid": "u1", "creationTimestamp": NOW},
-        "spec": {
-            "queueName": "lq",
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
-                        }
-                    },
-                }
-            ],
-        },
-        "status": {
-            "conditions": [
-                {
-                    "type": "QuotaReserved",
-                    "status": "True",
-                    "reason": "QuotaReserved",
-                    "message": "Quota reserved in ClusterQueue cq",
-                    "lastTransitionTime": NOW,
-                }
-            ],
-            "admission": {
-                "clusterQueue": "cq",
-                "podSetAssignments": [
-                    {
-                        "name": "main",
-                        "flavors": {"cpu": "default"},
-                        "resourceUsage": {"cpu": "1"},
-                        "count": 1,
-                    }
-                ],
-            },
-            "admissionChecks": [
-                {
-                    "name": "gate",
-                    "state": check_state,
-                    "message": "m",
-                    "lastTransitionTime": NOW,
-                }
-            ],
-        },
-    }
+    return (
+        builders.Workload("w", "ns")
+        .uid("u1")
+        .creation_timestamp(NOW)
+        .queue("lq")
+        .pod_set(
+            template=builders.PodTemplate(image=None, restart_policy=None), requests={"cpu": "1"}
+        )
+        .condition(
+            "QuotaReserved",
+            reason="QuotaReserved",
+            message="Quota reserved in ClusterQueue cq",
+            last_transition_time=NOW,
+        )
+        .admission(
+            "cq",
+            builders.pod_set_assignment({"cpu": "default"}, {"cpu": "1"}, count=1),
+        )
+        .admission_check("gate", check_state, message="m", last_transition_time=NOW)
+        .obj()
+    )
 
 
 def _engine() -> Engine:
     engine = Engine(clock=ManualClock(1_000_000.0))
     engine.upsert_resource_flavor(ResourceFlavor(name="default"))
-    engine.upsert_admission_check(
-        admission_check_from_manifest(
-            {
-                "kind": "AdmissionCheck",
-                "metadata": {"name": "gate"},
-                "spec": {"controllerName": "example.com/gate"},
-                "status": {"conditions": [{"type": "Active", "status": "True"}]},
-            }
-        )
-    )
+    check = builders.AdmissionCheck("gate").controller_name("example.com/gate").condition("Active")
+    engine.upsert_admission_check(admission_check_from_manifest(check.obj()))
     cq = from_manifest(
-        {
-            "kind": "ClusterQueue",
-            "metadata": {"name": "cq"},
-            "spec": {
-                "namespaceSelector": {},
-                "admissionChecksStrategy": {"admissionChecks": [{"name": "gate"}]},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [
-                            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": 4}]}
-                        ],
-                    }
-                ],
-            },
-        }
+        builders.ClusterQueue("cq")
+        .namespace_selector()
+        .admission_checks("gate")
+        .resource_group(builders.FlavorQuotas("default", {"cpu": 4}))
+        .obj()
     )
     assert isinstance(cq, ClusterQueue)
     engine.upsert_cluster_queue(cq)
-    lq = from_manifest(
-        {
-            "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": "ns"},
-            "spec": {"clusterQueue": "cq"},
-        }
-    )
+    lq = from_manifest(builders.LocalQueue("lq", "ns").cluster_queue("cq").obj())
     assert isinstance(lq, LocalQueue)
     engine.upsert_local_queue(lq)
     return engine

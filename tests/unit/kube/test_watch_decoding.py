@@ -11,19 +11,20 @@ import pytest
 from core.api.local_queue import LocalQueue
 from core.kube.errors import Gone, error_from_status
 from core.kube.watch import WatchEventType, decode_watch_line, split_lines, watch_query
+from tests import builders
 
 
 def line(event_type: str, obj: dict[str, object]) -> bytes:
     return json.dumps({"type": event_type, "object": obj}).encode()
 
 
-LOCAL_QUEUE = {
-    "apiVersion": "kueue.x-k8s.io/v1beta2",
-    "kind": "LocalQueue",
-    "metadata": {"name": "team-a", "namespace": "ns", "resourceVersion": "812"},
-    "spec": {"clusterQueue": "cq"},
-    "status": {"pendingWorkloads": 3},
-}
+LOCAL_QUEUE = (
+    builders.LocalQueue("team-a", "ns")
+    .resource_version("812")
+    .cluster_queue("cq")
+    .status(pendingWorkloads=3)
+    .obj()
+)
 
 
 def test_an_event_decodes_into_the_requested_struct() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.builders import QUEUE_LABEL, PodTemplate, Workload
+
 T0 = 1_750_000_000.0
 NOW = T0 + 100
 CHECK = "mk"
@@ -32,17 +34,8 @@ def pod_sets(gpus: int = 0, cpu: str = "1", count: int = 1) -> list[dict[str, An
     requests: dict[str, Any] = {"cpu": cpu}
     if gpus:
         requests["nvidia.com/gpu"] = str(gpus)
-    return [
-        {
-            "name": "main",
-            "count": count,
-            "template": {
-                "spec": {
-                    "containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}]
-                }
-            },
-        }
-    ]
+    template = PodTemplate(image="x", restart_policy=None).requests(requests)
+    return [{"name": "main", "count": count, "template": template.obj()}]
 
 
 def local_workload(
@@ -57,52 +50,29 @@ def local_workload(
     gpus: int = 0,
     check_at: float = T0,
 ) -> dict[str, Any]:
-    checks = [
-        {
-            "name": CHECK,
-            "state": check_state,
-            "message": "",
-            "lastTransitionTime": stamp(check_at),
-        }
-    ]
-    for name, state in (other_checks or {}).items():
-        checks.append(
-            {"name": name, "state": state, "message": "", "lastTransitionTime": stamp(T0)}
-        )
-    conds = list(conditions or [])
+    workload = (
+        Workload("job-a-1234", "ns")
+        .uid("local-uid")
+        .resource_version("10")
+        .label(QUEUE_LABEL, "lq")
+        .owned_by_job("job-a", "job-uid")
+        .queue("lq")
+        .spec(podSets=pod_sets(gpus=gpus))
+        .conditions(*(conditions or []))
+    )
     if reserved:
-        conds.append(condition("QuotaReserved", at=T0))
-    status: dict[str, Any] = {"conditions": conds, "admissionChecks": checks}
-    status["admission"] = {"clusterQueue": "cq", "podSetAssignments": []}
+        workload.conditions(condition("QuotaReserved", at=T0))
+    workload.admission_check(CHECK, check_state, last_transition_time=stamp(check_at))
+    for name, state in (other_checks or {}).items():
+        workload.admission_check(name, state, last_transition_time=stamp(T0))
+    workload.admission("cq")
     if cluster:
-        status["clusterName"] = cluster
+        workload.cluster_name(cluster)
     if nominated:
-        status["nominatedClusterNames"] = nominated
-    spec: dict[str, Any] = {"queueName": "lq", "podSets": pod_sets(gpus=gpus)}
+        workload.nominated_clusters(*nominated)
     if priority is not None:
-        spec["priority"] = priority
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {
-            "name": "job-a-1234",
-            "namespace": "ns",
-            "uid": "local-uid",
-            "resourceVersion": "10",
-            "labels": {"kueue.x-k8s.io/queue-name": "lq"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": "job-a",
-                    "uid": "job-uid",
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": spec,
-        "status": status,
-    }
+        workload.priority(priority)
+    return workload.obj()
 
 
 def remote_copy(
@@ -112,25 +82,19 @@ def remote_copy(
     conditions: list[dict[str, Any]] | None = None,
     uid: str = "remote-uid",
 ) -> dict[str, Any]:
-    conds = list(conditions or [])
+    remote = (
+        Workload(local["metadata"]["name"], "ns")
+        .uid(uid)
+        .resource_version("5")
+        .labels(local["metadata"]["labels"])
+        .multikueue_origin(ORIGIN)
+        .spec(**local["spec"])
+        .conditions(*(conditions or []))
+    )
     if admitted_at is not None:
-        conds.append(condition("QuotaReserved", at=admitted_at))
-        conds.append(condition("Admitted", at=admitted_at))
-    labels = dict(local["metadata"]["labels"])
-    labels["kueue.x-k8s.io/multikueue-origin"] = ORIGIN
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {
-            "name": local["metadata"]["name"],
-            "namespace": "ns",
-            "uid": uid,
-            "resourceVersion": "5",
-            "labels": labels,
-        },
-        "spec": dict(local["spec"]),
-        "status": {"conditions": conds},
-    }
+        remote.conditions(condition("QuotaReserved", at=admitted_at))
+        remote.conditions(condition("Admitted", at=admitted_at))
+    return remote.obj()
 
 
 def remote_job() -> dict[str, Any]:
