@@ -10,7 +10,7 @@ import pytest
 
 from core.kube.resources import JOBS
 from core.manager import watched_kinds as kinds
-from integrations.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
+from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

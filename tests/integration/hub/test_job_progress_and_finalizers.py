@@ -12,7 +12,7 @@ from core.kube.client import PatchType
 from core.kube.resources import JOBS
 from core.manager import watched_kinds as kinds
 from core.manager.configuration import Configuration, LeaderElection, WaitForPodsReady
-from integrations.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
+from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

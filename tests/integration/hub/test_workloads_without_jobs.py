@@ -14,7 +14,7 @@ from core.kube.client import PatchType
 from core.kube.resources import EVENTS
 from core.manager import watched_kinds as kinds
 from hub.app import HubOptions
-from integrations.labels import RESOURCE_IN_USE_FINALIZER
+from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
