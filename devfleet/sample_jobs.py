@@ -107,3 +107,33 @@ def run_job(
 
 def _condition(status: Any, kind: str) -> bool:
     return any(c.type == kind and c.status == "True" for c in (status.conditions or []))
+
+
+def gpu_jobset(
+    name: str,
+    *,
+    workers: int,
+    gpus_per_worker: int,
+    run_seconds: float,
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A JobSet of a CPU `driver` (one pod) and `workers` GPU pods (one child Job each),
+    each running `run_seconds` on kwok nodes: the shape of a distributed training job."""
+
+    def replicated(rj_name: str, replicas: int, gpus: int) -> dict[str, Any]:
+        job = gpu_job(
+            rj_name, gpus_per_pod=gpus, pods=1, run_seconds=run_seconds, node_selector=node_selector
+        )
+        return {"name": rj_name, "replicas": replicas, "template": {"spec": job["spec"]}}
+
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicatedJobs": [
+                replicated("driver", 1, 0),
+                replicated("workers", workers, gpus_per_worker),
+            ],
+        },
+    }

@@ -6,5 +6,11 @@ from typing import Final
 
 from integrations.batch_job.kind import BATCH_JOB
 from integrations.framework.registry import FrameworkRegistry
+from integrations.jobset.kind import JOBSET
 
-REGISTRY: Final = FrameworkRegistry((BATCH_JOB,))
+REGISTRY: Final = FrameworkRegistry(
+    (
+        BATCH_JOB,
+        JOBSET,
+    )
+)

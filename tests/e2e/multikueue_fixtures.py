@@ -74,12 +74,14 @@ class MultiKueueSession:
                 workdir=self.workdir / name,
                 name=name,
                 hub_configuration={
+                    # JobSets too: the fleet runs JobSet's controller on every cluster.
+                    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
                     "multiKueue": {
                         "gcInterval": "5s",
                         # A nominee that cannot admit is given up on sooner than in
                         # production, so fallback paths finish within a test's time.
                         "capacityAwareDispatcherConfig": {"nominationTimeout": "20s"},
-                    }
+                    },
                 },
                 # Room on the manager beyond the workers', so the workers' own admission
                 # and preemption are what a test exercises.

@@ -10,6 +10,16 @@
   - apiGroups: ["batch"]
     resources: ["jobs/finalizers"]
     verbs: ["update"]
+  # jobset.x-k8s.io/jobset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets/finalizers"]
+    verbs: ["update"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -31,6 +41,24 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "jobset.x-k8s.io/jobset" .Values.configuration.integrations.frameworks }}
+- name: mjobset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-jobset-x-k8s-io-v1alpha2-jobset") | nindent 4 }}
+  rules:
+    - apiGroups: ["jobset.x-k8s.io"]
+      apiVersions: ["v1alpha2"]
+      operations: ["CREATE"]
+      resources: ["jobsets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -43,6 +71,24 @@
       apiVersions: ["v1"]
       operations: ["CREATE", "UPDATE"]
       resources: ["jobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "jobset.x-k8s.io/jobset" .Values.configuration.integrations.frameworks }}
+- name: vjobset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-jobset-x-k8s-io-v1alpha2-jobset") | nindent 4 }}
+  rules:
+    - apiGroups: ["jobset.x-k8s.io"]
+      apiVersions: ["v1alpha2"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["jobsets"]
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}

@@ -10,4 +10,14 @@
   - apiGroups: ["batch"]
     resources: ["jobs/finalizers"]
     verbs: ["update"]
+  # jobset.x-k8s.io/jobset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets/finalizers"]
+    verbs: ["update"]
 {{- end }}
