@@ -24,7 +24,7 @@ from core.api.cluster_queue import ClusterQueue, StopPolicy
 from core.api.local_queue import LocalQueue
 from core.api.registry import KindInfo, kind_info
 from core.api.workload import Workload
-from core.manager.field_manager import CLI_FIELD_MANAGER as FIELD_MANAGER
+from core.manager.field_manager import CLI_FIELD_MANAGER
 
 
 class Target(enum.StrEnum):
@@ -142,7 +142,7 @@ def set_stopped(
             "PATCH",
             path,
             {"spec": {field: value}},
-            query={"fieldManager": FIELD_MANAGER},
+            query={"fieldManager": CLI_FIELD_MANAGER},
             content_type="application/merge-patch+json",
         )
     except ApiCallError as error:

@@ -38,7 +38,7 @@ from core.api.json_types import Json
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import PriorityClassKind, Workload
 from core.api.workload_conditions import WorkloadConditionType as Cond
-from core.api.workload_conditions import WorkloadReason as FinishedReason
+from core.api.workload_conditions import WorkloadReason
 from core.engine.node_matching import label_selector_matches
 from core.kube.errors import Conflict
 from core.kube.informer import EventHandlers
@@ -420,7 +420,7 @@ class JobController:
                 key,
                 succeeded=False,
                 message=str(error),
-                reason=FinishedReason.FAILED_TO_START,
+                reason=WorkloadReason.FAILED_TO_START,
             )
             return
         ops = diff(job, started)

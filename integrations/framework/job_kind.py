@@ -26,11 +26,9 @@ from core.api.resource_flavor import ResourceFlavor
 from core.api.validation.field_errors import FieldError
 from core.api.workload import PodSet, ReclaimablePod, Workload
 from core.api.workload_conditions import WorkloadReason
+from integrations.framework.job_metadata import Job
 from integrations.framework.json_patch import JsonPatchOp
 from integrations.framework.webhook_context import WebhookContext
-
-Job = Mapping[str, Any]
-"""Any job kind's object as parsed JSON."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import msgspec
 
+from core.api.json_types import JsonDict
 from core.api.markers import DNS1123_LABEL
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import PodSet, PodSetAssignment, PodSetUpdate, Workload
@@ -49,7 +50,6 @@ __all__ = [
     "same_toleration",
 ]
 
-Json = dict[str, Any]
 
 # Where each scheduling field lives in a pod template.
 _LABELS: Final = ("metadata", "labels")
@@ -97,11 +97,11 @@ class PodSetInfo:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     node_selector: dict[str, str] = field(default_factory=dict)
-    tolerations: list[Json] = field(default_factory=list)
-    scheduling_gates: list[Json] = field(default_factory=list)
+    tolerations: list[JsonDict] = field(default_factory=list)
+    scheduling_gates: list[JsonDict] = field(default_factory=list)
 
 
-def _json_list(items: Iterable[msgspec.Struct]) -> list[Json]:
+def _json_list(items: Iterable[msgspec.Struct]) -> list[JsonDict]:
     return [msgspec.to_builtins(item) for item in items]
 
 
@@ -115,7 +115,7 @@ def same_toleration(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return _toleration_key(a) == _toleration_key(b)
 
 
-def _append_missing(into: list[Json], extra: Iterable[Mapping[str, Any]]) -> None:
+def _append_missing(into: list[JsonDict], extra: Iterable[Mapping[str, Any]]) -> None:
     for item in extra:
         if not any(same_toleration(item, have) for have in into):
             into.append(dict(item))
@@ -212,7 +212,7 @@ def info_from_pod_set(pod_set: PodSet) -> PodSetInfo:
     )
 
 
-def _set(template: Json, where: Sequence[str], value: Any) -> None:
+def _set(template: JsonDict, where: Sequence[str], value: Any) -> None:
     """Set a field, or drop it when the value is empty (Go leaves empty fields out)."""
     section = template.get(where[0])
     if not value:
@@ -224,7 +224,7 @@ def _set(template: Json, where: Sequence[str], value: Any) -> None:
     section[where[1]] = value
 
 
-def merge_into_template(template: Mapping[str, Any], info: PodSetInfo) -> Json:
+def merge_into_template(template: Mapping[str, Any], info: PodSetInfo) -> JsonDict:
     """A copy of `template` with `info` merged in; raises PodSetConflict on a clash."""
     current = PodSetInfo(
         name=info.name,
@@ -241,7 +241,7 @@ def merge_into_template(template: Mapping[str, Any], info: PodSetInfo) -> Json:
         by="the admission (its flavors or admission checks)",
         where=" in the job's pod template",
     )
-    result: Json = copy.deepcopy(dict(template))
+    result: JsonDict = copy.deepcopy(dict(template))
     for where, value in (
         (_LABELS, current.labels),
         (_ANNOTATIONS, current.annotations),
@@ -259,14 +259,14 @@ def restore_template(
     recorded: Mapping[str, Any],
     *,
     keep_labels: Iterable[str] = (),
-) -> Json:
+) -> JsonDict:
     """A copy of `template` whose scheduling fields are those of the `recorded` template.
 
     `keep_labels` names labels whose current value survives (for example the labels the
     Job controller adds to every pod template, which the recorded copy leaves out).
     A field already equal to the recorded one is left exactly as it is.
     """
-    result: Json = copy.deepcopy(dict(template))
+    result: JsonDict = copy.deepcopy(dict(template))
     for where in RESTORED_FIELDS:
         wanted = copy.deepcopy(_get(recorded, where))
         if where == _LABELS:

@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from core.api.json_types import JsonDict
 from core.api.multikueue import MULTIKUEUE_ORIGIN_LABEL
 from core.api.registry import kind_info
 from core.api.worker_capacity import WorkerCapacity
@@ -38,7 +39,6 @@ from integrations.framework.registry import DEFAULT_FRAMEWORKS
 from integrations.registry import REGISTRY
 
 WORKLOAD_KIND = "Workload"
-Json = dict[str, Any]
 
 
 _DEFAULT_JOB_KINDS = {
@@ -73,13 +73,13 @@ class RemoteCaches:
         self.kinds = kinds
         self._listener = listener
         selector = f"{MULTIKUEUE_ORIGIN_LABEL}={origin}"
-        self.workloads: Informer[Json] = Informer(
+        self.workloads: Informer[JsonDict] = Informer(
             client, kinds.workloads, into=dict, label_selector=selector
         )
         self.workloads.add_handlers(self._object_handlers(WORKLOAD_KIND))
-        self.jobs: dict[str, Informer[Json]] = {}
+        self.jobs: dict[str, Informer[JsonDict]] = {}
         for framework, resource in kinds.jobs.items():
-            informer: Informer[Json] = Informer(
+            informer: Informer[JsonDict] = Informer(
                 client, resource, into=dict, label_selector=selector
             )
             informer.add_handlers(self._object_handlers(framework))
@@ -141,8 +141,8 @@ class RemoteCaches:
         """The worker's WorkerCapacity objects; empty when it publishes none."""
         return [] if self.capacities is None else self.capacities.store.list()
 
-    def _object_handlers(self, kind: str) -> EventHandlers[Json]:
-        def changed(obj: Json, deleted: bool = False) -> None:
+    def _object_handlers(self, kind: str) -> EventHandlers[JsonDict]:
+        def changed(obj: JsonDict, deleted: bool = False) -> None:
             self._listener(
                 RemoteObjectChanged(
                     self.cluster, kind, object_key(obj), workload_key(kind, obj), obj, deleted
@@ -159,7 +159,7 @@ class RemoteCaches:
         self._listener(CapacityChanged(self.cluster, report))
 
 
-def workload_key(kind: str, obj: Json) -> str | None:
+def workload_key(kind: str, obj: JsonDict) -> str | None:
     """The Workload a remote object belongs to: itself, or the one a job's label names."""
     if kind == WORKLOAD_KIND:
         return object_key(obj)

@@ -21,7 +21,8 @@ from core.kube.client import KubeClient
 from core.kube.errors import Invalid, NotFound
 from core.kube.object_meta import object_key, resource_version_of, uid_of
 from core.kube.status_writer import write_status
-from hub.multikueue.dispatch.remote_writes import FIELD_MANAGER, RemoteWrites
+from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
+from hub.multikueue.dispatch.remote_writes import RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json
 from integrations.framework.job_kind import JobKind, StatusSyncDecision
 
@@ -129,7 +130,7 @@ class JobSync:
                 dict(local_job),
                 compute,
                 into=dict,
-                field_manager=FIELD_MANAGER,
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except NotFound:
             return JobSyncOutcome.SKIPPED

@@ -26,7 +26,7 @@ from core.kube.object_meta import name_of, namespace_of, object_key, resource_ve
 from core.kube.resources import ResourceRef, resource_label
 from core.kube.status_writer import ComputeStatus, write_status
 from core.kube.write_counter import WriteVerb
-from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER as FIELD_MANAGER
+from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
 from hub.multikueue.dispatch.dispatch_metrics import DispatchMetrics
 from hub.multikueue.dispatch.pending_writes import PendingWrites
 from hub.multikueue.dispatch.remote_copy import is_ours, priority_patch, remote_workload
@@ -77,7 +77,9 @@ class RemoteWrites:
         self._count(cluster, key, WriteVerb.CREATE)
         try:
             created = await client.create(
-                WORKLOADS, remote_workload(local, self.origin), field_manager=FIELD_MANAGER
+                WORKLOADS,
+                remote_workload(local, self.origin),
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except AlreadyExists:
             self.log.info("multikueue.copy_exists", cluster=cluster, workload=key)
@@ -98,7 +100,7 @@ class RemoteWrites:
             body,
             patch_type=PatchType.MERGE,
             namespace=namespace_of(remote),
-            field_manager=FIELD_MANAGER,
+            field_manager=MULTIKUEUE_FIELD_MANAGER,
         )
 
     async def write_remote_status(
@@ -106,7 +108,12 @@ class RemoteWrites:
     ) -> None:
         try:
             result = await write_status(
-                client, WORKLOADS, dict(remote), change, into=dict, field_manager=FIELD_MANAGER
+                client,
+                WORKLOADS,
+                dict(remote),
+                change,
+                into=dict,
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except NotFound:
             return
@@ -150,7 +157,7 @@ class RemoteWrites:
                     },
                     patch_type=PatchType.MERGE,
                     namespace=namespace_of(workload),
-                    field_manager=FIELD_MANAGER,
+                    field_manager=MULTIKUEUE_FIELD_MANAGER,
                 )
             except NotFound:
                 return
@@ -208,7 +215,9 @@ class RemoteWrites:
     ) -> bool:
         self._count(cluster, key, WriteVerb.CREATE)
         try:
-            created = await client.create(resource, dict(body), field_manager=FIELD_MANAGER)
+            created = await client.create(
+                resource, dict(body), field_manager=MULTIKUEUE_FIELD_MANAGER
+            )
         except AlreadyExists:
             if await self._ours_already(client, resource, body):
                 return True  # created by an earlier pass; the cache has not caught up

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry
 
+from core.api.json_types import JsonDict
 from core.api.registry import kind_info
 from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
 from core.kube.client import KubeClient
@@ -44,7 +44,6 @@ from hub.multikueue.dispatch.settings import (
 from hub.multikueue.dispatch.workload_reconciler import WorkloadReconciler
 
 SYNC_TIMEOUT_SECONDS = 120.0
-Json = dict[str, Any]
 
 
 def make_dispatcher(settings: DispatchSettings, view: CapacityView) -> Dispatcher:
@@ -73,13 +72,13 @@ class MultiKueueDispatch:
         settings: DispatchSettings | None = None,
         metrics_registry: CollectorRegistry | None = None,
         replica_role: str = "leader",
-        workloads: Informer[Json] | None = None,
-        jobs: Mapping[str, Informer[Json]] | None = None,
+        workloads: Informer[JsonDict] | None = None,
+        jobs: Mapping[str, Informer[JsonDict]] | None = None,
         wall_clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.settings = settings or DispatchSettings.from_configuration(configuration)
         self.registry = registry
-        self._own: list[Informer[Json]] = []
+        self._own: list[Informer[JsonDict]] = []
         if workloads is None:
             workloads = Informer(manager_client, kind_info("Workload"), into=dict)
             self._own.append(workloads)

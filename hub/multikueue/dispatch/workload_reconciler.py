@@ -69,7 +69,7 @@ from hub.multikueue.dispatch.group_plan import (
 )
 from hub.multikueue.dispatch.job_sync import JobSync, JobSyncOutcome
 from hub.multikueue.dispatch.remote_writes import (
-    FIELD_MANAGER,
+    MULTIKUEUE_FIELD_MANAGER,
     WORKLOAD_KIND,
     WORKLOADS,
     RemoteWrites,
@@ -423,7 +423,7 @@ class WorkloadReconciler:
                 dict(local),
                 step.change,
                 into=dict,
-                field_manager=FIELD_MANAGER,
+                field_manager=MULTIKUEUE_FIELD_MANAGER,
             )
         except NotFound:
             return None
