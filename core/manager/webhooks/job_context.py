@@ -98,13 +98,17 @@ class CachedJobContext:
         namespace = request.namespace
         job = request.object or {}
         settings = self._settings
+        owned_by_queued_kind = self._owner_is_managed_kind(job)
         return WebhookContext(
             default_local_queue_exists=self._local_queue(namespace, DEFAULT_LOCAL_QUEUE_NAME)
             is not None,
             leads_to_multikueue=lambda queue: self.leads_to_multikueue(namespace, queue),
             manage_jobs_without_queue_name=settings.manage_jobs_without_queue_name,
             namespace_selected=self.namespace_selected(namespace),
-            owner_is_managed_kind=self._owner_is_managed_kind(job),
+            owner_is_managed_kind=owned_by_queued_kind,
+            # Its owner (a JobSet) is queued as a whole: the child is never suspended on
+            # its own, or the owner's admitted pods could never start.
+            ancestor_managed_by_kueue=owned_by_queued_kind,
             multikueue_enabled=settings.multikueue_enabled,
         )
 

@@ -389,3 +389,45 @@ async def test_settings_from_the_hub_configuration_exclude_system_namespaces() -
     assert provider.namespace_selected("research") is True
     assert provider.namespace_selected("kube-system") is False
     assert provider.namespace_selected("never-seen") is False
+
+
+async def test_with_jobset_enabled_its_paths_serve_and_its_child_jobs_are_left_alone() -> None:
+    """JobSet on: `/mutate-jobset-...` suspends a queued JobSet; a Job the JobSet owns
+    gets neither the default queue nor a suspend of its own (it is queued with it)."""
+    configuration = Configuration(
+        manage_jobs_without_queue_name=True,
+        frameworks=("batch/job", "jobset.x-k8s.io/jobset"),
+    )
+    settings = JobAdmissionSettings.from_configuration(configuration)
+    assert settings.managed_owner_kinds == frozenset({("jobset.x-k8s.io", "JobSet")})
+    provider = CachedJobContext(
+        local_queues=Cache(_local_queue("team-a", "default", "plain")),
+        cluster_queues=Cache(),
+        admission_checks=Cache(),
+        settings=settings,
+    )
+    jobset_path = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
+    async with TestClient(TestServer(create_app(provider, configuration.job_kinds))) as client:
+        jobset = {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": "team-a", "labels": {QUEUE_LABEL: "q"}},
+            "spec": {"replicatedJobs": []},
+        }
+        mutated = _patched(jobset, await _post(client, jobset_path, _review(jobset)))
+        assert mutated["spec"]["suspend"] is True
+        child = _job()
+        child["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "name": "js",
+                "uid": "u",
+                "controller": True,
+            }
+        ]
+        response = await _post(client, JOB_MUTATE_PATH, _review(child))
+        assert "patch" not in response, "a JobSet's Job is not defaulted on its own"
+        plain = _patched(_job(), await _post(client, JOB_MUTATE_PATH, _review(_job())))
+        assert plain["metadata"]["labels"][QUEUE_LABEL] == "default"
+        assert plain["spec"]["suspend"] is True
