@@ -113,7 +113,7 @@ class Agent:
             resource_flavors=manager.informers.resource_flavors,
             cluster_queues=manager.informers.cluster_queues,
             queue_figures=EngineQueueFigures(manager.host.engine).figures,
-            wait_for=list(manager.informers),
+            wait_for=list(manager.informers.engine_feeds),
             is_leading=lambda: manager.leading,
             metrics=PublisherMetrics(manager.metrics.registry),
         )

@@ -93,6 +93,13 @@ class ManagerInformers:
         )
 
     @property
+    def engine_feeds(self) -> tuple[Cache, ...]:
+        """The caches whose objects feed the engine (all but the job caches, which the
+        job controllers read): synced, the engine's figures are complete."""
+        jobs = {id(cache) for cache in self.jobs.values()}
+        return tuple(cache for cache in self if id(cache) not in jobs)
+
+    @property
     def synced(self) -> bool:
         return all(informer.has_synced for informer in self)
 
