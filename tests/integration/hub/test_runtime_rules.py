@@ -19,6 +19,7 @@ from core.manager.workload_decisions import ExternalChange, classify, decision_s
 from core.manager.workload_status_patch import owned_status, status_patch
 from core.manager.workload_versions import WorkloadVersions
 from hub.app import split_bind_address
+from integrations.registry import REGISTRY
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -253,8 +254,11 @@ def test_a_decoded_lookup_decodes_once_per_version_and_reads_broken_objects_as_a
 
 def test_a_url_registration_points_every_webhook_at_the_hub_and_marks_it_as_its_own() -> None:
     registration = UrlRegistration("127.0.0.1", mutating_name="m", validating_name="v")
-    settings = registration.settings(9443, "hub-ns", b"PEM")
+    kinds = REGISTRY.enabled(["batch/job", "jobset.x-k8s.io/jobset"])
+    settings = registration.settings(9443, "hub-ns", b"PEM", tuple(k.resource for k in kinds))
     assert [target.name for target in registration.targets] == ["m", "v"]
+    mutating = [w["name"] for w in mutating_configuration(settings)["webhooks"]]
+    assert mutating == ["mjob.fleetq.dev", "mjobset.fleetq.dev"]
     for configuration in (mutating_configuration(settings), validating_configuration(settings)):
         assert configuration["metadata"]["labels"] == {REGISTERED_BY_LABEL: "fleetq-hub-url"}
         for webhook in configuration["webhooks"]:
