@@ -29,7 +29,7 @@ from rich.table import Table
 
 from devfleet.chart_install import install_fleet_charts
 from devfleet.cluster_access import RunningFleet
-from devfleet.demo_jobs import DemoJob, job_manifest, job_mix
+from devfleet.demo_jobs import DemoJob, JobApi, job_mix, submit_job
 from devfleet.demo_join import FLEET_FILE, join_demo_workers
 from devfleet.demo_processes import DemoProcesses, start_processes, wait_until_serving
 from devfleet.demo_queues import set_up_queues
@@ -47,11 +47,12 @@ FULL_JOBS_TIMEOUT_SECONDS = 300.0
 KEEP_TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600
 RUN_TOKEN_LIFETIME_SECONDS = 3600
 HUB_CONFIGURATION = {
-    "integrations": {"frameworks": ["batch/job"]},
+    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
     "clientConnection": {"qps": 50, "burst": 100},
     "multiKueue": {"dispatcherName": "fleetq.dev/capacity-aware", "gcInterval": "10s"},
 }
-"""The Configuration the hub chart writes (the chart derives namespace, ports, certs)."""
+"""The Configuration the hub chart writes (the chart derives namespace, ports, certs). The
+agents' Configuration lists no frameworks, so they manage every kind (Jobs and JobSets)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ def node_table(fleet: RunningFleet) -> Table:
 def demo_console() -> Console:
     """The terminal's console; in a log or a pipe, wide enough that tables stay whole."""
     console = Console()
-    return console if console.is_terminal else Console(width=140)
+    return console if console.is_terminal else Console(width=160)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -156,7 +157,12 @@ def _run(options: DemoOptions, say: Say) -> int:
         summary["processPorts"] = processes.ports
         wait_until_serving(fleet, processes, say)
         jobs = job_mix(short=options.short)
-        phase("jobs", f"7/7 {len(jobs)} jobs from team-a and team-b, submitted on the manager")
+        jobsets = sum(job.api is JobApi.JOBSET for job in jobs)
+        phase(
+            "jobs",
+            f"7/7 {len(jobs)} jobs ({jobsets} a JobSet) from team-a and team-b, "
+            "submitted on the manager",
+        )
         records, now = watch_jobs(fleet, jobs, console, say, short=options.short)
         console.print(summary_table(records.values(), now))
         console.print(worker_table(records.values(), [w.name for w in fleet.workers]))
@@ -185,8 +191,6 @@ def watch_jobs(
 ) -> tuple[dict[str, JobRecord], float]:
     """Submit the jobs on their schedule and follow them until all are done (or time out);
     the records and the seconds it took."""
-    from kubernetes import client
-
     records = {job.key: JobRecord(job) for job in jobs}
     started = time.monotonic()
     timeout = SHORT_JOBS_TIMEOUT_SECONDS if short else FULL_JOBS_TIMEOUT_SECONDS
@@ -199,12 +203,11 @@ def watch_jobs(
         transient=not console.is_terminal,
     )
     with observer.opened(), fleet.manager.api_client() as api_client, live:
-        batch = client.BatchV1Api(api_client)
         while True:
             now = observer.now()
             for record in records.values():
                 if record.submitted is None and record.job.submit_at <= now:
-                    batch.create_namespaced_job(record.job.namespace, job_manifest(record.job))
+                    submit_job(api_client, record.job)
                     record.submitted = observer.now()
                     record.state = JobState.SUBMITTED
                     if not console.is_terminal:
@@ -277,10 +280,10 @@ def _print_keep_instructions(
         "  fleetq status                          # workers, capacity, queues",
         "  fleetq list workloads -A               # where each job went",
         "  fleetq describe workload NAME -n team-a",
-        f"  {kubectl} get jobs,workloads -A",
-        "  new jobs: label kueue.x-k8s.io/queue-name=user-queue in team-a or team-b, created",
-        "  suspended with spec.managedBy=kueue.x-k8s.io/multikueue (the hub runs without",
-        "  webhooks here); see devfleet/demo_jobs.py",
+        f"  {kubectl} get jobs,jobsets,workloads -A",
+        "  new Jobs or JobSets: label kueue.x-k8s.io/queue-name=user-queue in team-a or team-b,",
+        "  created suspended with spec.managedBy=kueue.x-k8s.io/multikueue (the hub runs",
+        "  without webhooks here); see devfleet/demo_jobs.py",
     ]
     if processes is not None:
         lines += [f"  {p.label} (pid {p.pid}): log {p.log_path}" for p in processes.all]

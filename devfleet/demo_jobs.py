@@ -3,10 +3,13 @@
 The mix is chosen so the story shows in a minute or two: the first GPU job fills worker-1's
 GPUs, the next one goes to worker-2 (the hub places by the workers' capacity reports), CPU
 jobs go to worker-2's CPU nodes, and later GPU jobs wait on the manager until GPUs free up,
-the high-priority one ahead of an older low-priority one.
+the high-priority one ahead of an older low-priority one. One of them is a JobSet
+(jobset.x-k8s.io/v1alpha2, run by the real JobSet controller on every cluster): a CPU
+driver and 4 GPU workers, one Workload on the manager, placed whole on one worker, where
+its worker pods spread over the GPU nodes.
 
-Jobs are created as the hub's webhook would leave them (suspended, `managedBy` MultiKueue):
-the demo runs the hub without webhooks (see devfleet/chart_install.py for why).
+Jobs and JobSets are created as the hub's webhook would leave them (suspended, `managedBy`
+MultiKueue): the demo runs the hub without webhooks (see devfleet/chart_install.py for why).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from devfleet.sample_jobs import gpu_job
+from devfleet.sample_jobs import gpu_job, gpu_jobset
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -25,11 +28,33 @@ POOL_LABEL = "fleetq.dev/node-pool"
 LOCAL_QUEUE = "user-queue"
 """The LocalQueue name clusters.example.yaml mirrors onto the workers."""
 NAMESPACES = ("team-a", "team-b")
+JOB_NAME_LABEL = "job-name"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 
 
 class JobKind(StrEnum):
+    """What a job's (worker) pods ask for, and so the node pool they run on."""
+
     GPU = "gpu"
     CPU = "cpu"
+
+
+class JobApi(StrEnum):
+    """The object a demo job is: a batch/v1 Job or a JobSet."""
+
+    JOB = "job"
+    JOBSET = "jobset"
+
+    @property
+    def kind(self) -> str:
+        return "JobSet" if self is JobApi.JOBSET else "Job"
+
+    @property
+    def pod_label(self) -> str:
+        """The label naming the object on its pods (a JobSet's pods carry both)."""
+        return JOBSET_NAME_LABEL if self is JobApi.JOBSET else JOB_NAME_LABEL
 
 
 PRIORITIES: dict[str, int] = {"high": 1000, "normal": 500, "low": 100}
@@ -44,11 +69,15 @@ class DemoJob:
     namespace: str
     kind: JobKind
     pods: int
+    """The Job's pods; a JobSet's worker pods (one child Job each)."""
     per_pod: int
-    """GPUs per pod for GPU jobs, CPUs per pod for CPU jobs."""
+    """GPUs per pod for GPU jobs, CPUs per pod for CPU jobs (a JobSet's workers)."""
     priority: str
     run_seconds: float
     submit_at: float
+    api: JobApi = JobApi.JOB
+    drivers: int = 0
+    """A JobSet's driver pods (1 CPU, no GPU each), besides its workers."""
 
     @property
     def key(self) -> str:
@@ -57,7 +86,8 @@ class DemoJob:
     @property
     def shape(self) -> str:
         unit = "GPU" if self.kind is JobKind.GPU else "CPU"
-        return f"{self.pods}x{self.per_pod} {unit}"
+        driver = f"{self.drivers} CPU + " if self.drivers else ""
+        return f"{driver}{self.pods}x{self.per_pod} {unit}"
 
 
 def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
@@ -73,9 +103,11 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         priority: str,
         run_seconds: float,
         submit_at: float,
+        api: JobApi = JobApi.JOB,
     ) -> DemoJob:
         run = max(4.0, round(run_seconds * scale))
-        return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at)
+        drivers = 1 if api is JobApi.JOBSET else 0
+        return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
     first_wave = (
         # 32 GPUs: all of worker-1's H100s.
@@ -87,27 +119,43 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         # No GPU quota left on the manager: both wait; high priority goes first.
         job("eval-sweep", "team-a", JobKind.GPU, 1, 4, "low", 15, 7),
         job("rl-policy", "team-b", JobKind.GPU, 2, 4, "high", 15, 8),
+        # A JobSet: a driver and 4 workers of 4 GPUs, one Workload placed whole on one
+        # worker once GPUs free up; 16 GPUs on nodes of 8, so its workers spread over nodes.
+        job("llm-pretrain-js", "team-a", JobKind.GPU, 4, 4, "normal", 15, 9, JobApi.JOBSET),
     )
     if short:
         return first_wave
     return (
         *first_wave,
-        job("preprocess", "team-a", JobKind.CPU, 6, 8, "normal", 10, 9),
-        job("embed-corpus", "team-a", JobKind.GPU, 1, 2, "normal", 10, 10),
-        job("batch-infer", "team-b", JobKind.GPU, 1, 8, "low", 15, 11),
+        job("preprocess", "team-a", JobKind.CPU, 6, 8, "normal", 10, 10),
+        job("embed-corpus", "team-a", JobKind.GPU, 1, 2, "normal", 10, 11),
+        job("batch-infer", "team-b", JobKind.GPU, 1, 8, "low", 15, 12),
     )
 
 
 def job_manifest(job: DemoJob) -> dict[str, Any]:
-    """The batch/v1 Job for `job`, labelled for its LocalQueue and priority class."""
+    """The batch/v1 Job or the JobSet for `job`, labelled for its LocalQueue and priority
+    class. A JobSet's driver runs in its workers' node pool (worker-1 has no CPU pool)."""
     gpus = job.per_pod if job.kind is JobKind.GPU else 0
-    manifest = gpu_job(
-        job.name,
-        gpus_per_pod=gpus,
-        pods=job.pods,
-        run_seconds=job.run_seconds,
-        node_selector={POOL_LABEL: job.kind.value},
-    )
+    selector = {POOL_LABEL: job.kind.value}
+    if job.api is JobApi.JOBSET:
+        if job.kind is not JobKind.GPU or job.drivers != 1:
+            raise ValueError(f"{job.key}: a demo JobSet is one driver and GPU workers")
+        manifest = gpu_jobset(
+            job.name,
+            workers=job.pods,
+            gpus_per_worker=gpus,
+            run_seconds=job.run_seconds,
+            node_selector=selector,
+        )
+    else:
+        manifest = gpu_job(
+            job.name,
+            gpus_per_pod=gpus,
+            pods=job.pods,
+            run_seconds=job.run_seconds,
+            node_selector=selector,
+        )
     if job.kind is JobKind.CPU:
         (container,) = manifest["spec"]["template"]["spec"]["containers"]
         container["resources"]["requests"] = {"cpu": str(job.per_pod), "memory": "4Gi"}
@@ -124,6 +172,18 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
     manifest["spec"]["suspend"] = True
     manifest["spec"]["managedBy"] = MULTIKUEUE_MANAGED_BY
     return manifest
+
+
+def submit_job(api_client: Any, job: DemoJob) -> None:
+    """Create `job`'s object on the cluster `api_client` talks to."""
+    from kubernetes import client
+
+    manifest = job_manifest(job)
+    if job.api is JobApi.JOBSET:
+        custom = client.CustomObjectsApi(api_client)
+        custom.create_namespaced_custom_object(*JOBSET[:2], job.namespace, JOBSET[2], manifest)
+    else:
+        client.BatchV1Api(api_client).create_namespaced_job(job.namespace, manifest)
 
 
 def priority_class_manifests() -> list[dict[str, Any]]:

@@ -2,9 +2,11 @@
 
 The manager tells the story of a job through its Workload: queued (no quota yet),
 dispatching (quota reserved, the MultiKueue check looking for a worker), running on a
-worker (Admitted, `status.clusterName`), finished. The workers tell where the pods
-really are: each pod's node, and that node's pool. Times are measured by the demo from
-what it observes (to within a poll), relative to the first submission.
+worker (Admitted, `status.clusterName`), finished; the Workload's owner is the Job or the
+JobSet. The workers tell where the pods really are: each pod's node, and that node's pool
+(a Job's pods carry `job-name`, a JobSet's `jobset.sigs.k8s.io/jobset-name` and the name of
+their replicated job). Times are measured by the demo from what it observes (to within a
+poll), relative to the first submission.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from enum import StrEnum
 from typing import Any
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from devfleet.demo_jobs import NAMESPACES, POOL_LABEL, DemoJob
+from devfleet.demo_jobs import (
+    JOB_NAME_LABEL,
+    JOBSET_NAME_LABEL,
+    NAMESPACES,
+    POOL_LABEL,
+    REPLICATED_JOB_LABEL,
+    DemoJob,
+    JobApi,
+)
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 
@@ -48,7 +58,10 @@ class JobRecord:
     worker: str | None = None
     nominated: tuple[str, ...] = ()
     nodes: set[str] = field(default_factory=set)
+    """"worker/node" of every pod seen scheduled."""
     pools: set[str] = field(default_factory=set)
+    replicated_nodes: dict[str, set[str]] = field(default_factory=dict)
+    """A JobSet's nodes by replicated job ("driver", "workers")."""
 
     def waited_until(self, now: float) -> float | None:
         """Time queued: submission to admission on a worker (still counting if not yet)."""
@@ -118,6 +131,8 @@ class FleetObserver:
             for workload in self._workloads(namespace):
                 owners = workload["metadata"].get("ownerReferences") or [{}]
                 record = self.records.get(f"{namespace}/{owners[0].get('name')}")
+                if record is not None and owners[0].get("kind") != record.job.api.kind:
+                    record = None
                 if record is not None and not record.state.done:
                     line = self._update(record, workload, now)
                     if line:
@@ -165,15 +180,22 @@ class FleetObserver:
         core = client.CoreV1Api(self._clients[worker.name])
         pools = self._pools.get(worker.name, {})
         for namespace in NAMESPACES:
-            pods = core.list_namespaced_pod(namespace, label_selector="job-name").items
-            for pod in pods:
-                key = f"{namespace}/{pod.metadata.labels['job-name']}"
-                record = self.records.get(key)
+            for pod in core.list_namespaced_pod(namespace).items:
+                labels = pod.metadata.labels or {}
+                # A JobSet's pods also carry their child Job's `job-name`: the JobSet wins.
+                api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
+                owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)
+                record = self.records.get(f"{namespace}/{owner}")
                 node = pod.spec.node_name
-                if record is None or not node:
+                if owner is None or record is None or record.job.api is not api or not node:
                     continue
                 record.nodes.add(f"{worker.name}/{node}")
                 record.pools.add(pools.get(node) or self._pool_of(worker, node))
+                if api is JobApi.JOBSET:
+                    replicated = labels.get(REPLICATED_JOB_LABEL, "-")
+                    record.replicated_nodes.setdefault(replicated, set()).add(
+                        f"{worker.name}/{node}"
+                    )
 
     def _pool_of(self, worker: ClusterAccess, node: str) -> str:
         """A node not seen at start (none are added in the demo, but be exact)."""

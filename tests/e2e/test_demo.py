@@ -4,8 +4,10 @@ from the JSON summary it writes, and from the machine afterwards.
 The demo brings up its own fleet ("demo", under a FLEETQ_HOME of the test's own, so it
 never meets a developer's kept demo fleet), installs the charts with helm, joins the
 workers from clusters.example.yaml, runs the hub and agents with the charts' tokens and
-submits GPU and CPU jobs on the manager. The test asserts that:
+submits GPU and CPU jobs on the manager, one of them a JobSet. The test asserts that:
 - every job succeeded, and jobs ran on both workers;
+- the JobSet (a driver and 4 GPU workers) ran whole on exactly one worker, and its worker
+  pods spread over more than one of that worker's nodes;
 - GPU jobs' pods ran on GPU nodes and CPU jobs' pods on CPU nodes (node pools as the
   demo read them from the workers while the pods ran);
 - no process refused a request its chart's RBAC should have allowed;
@@ -64,7 +66,7 @@ def _processes_mentioning(marker: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok", "helm"])
+    missing = missing_binaries(["kubernetes", "etcd", "kwok", "helm", "jobset"])
     if missing:
         pytest.fail(f"tools not built ({', '.join(missing)}); run `make tools`", pytrace=False)
     workdir = tmp_path_factory.mktemp("demo")
@@ -96,7 +98,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, A
     return output, json.loads(summary_file.read_text())
 
 
-def test_the_demo_spreads_gpu_and_cpu_jobs_over_both_workers_and_all_complete(
+def test_the_demo_spreads_gpu_and_cpu_jobs_and_a_jobset_over_both_workers_and_all_complete(
     demo_run: tuple[str, dict[str, Any]],
 ) -> None:
     output, summary = demo_run
@@ -112,9 +114,24 @@ def test_the_demo_spreads_gpu_and_cpu_jobs_over_both_workers_and_all_complete(
         assert all(node.startswith(f"{job['worker']}/{job['worker']}-") for node in job["nodes"])
         assert job["queuedSeconds"] is not None and job["ranSeconds"] > 0, job
     assert {job["worker"] for job in jobs} == WORKERS
+    assert {job["apiKind"] for job in jobs} == {"Job", "JobSet"}
+
+    (jobset,) = [job for job in jobs if job["apiKind"] == "JobSet"]
+    assert (jobset["namespace"], jobset["name"]) == ("team-a", "llm-pretrain-js")
+    assert jobset["state"] == "succeeded", jobset
+    assert jobset["asks"] == "1 CPU + 4x4 GPU"
+    assert (jobset["driverPods"], jobset["pods"], jobset["perPod"]) == (1, 4, 4)
+    # Exactly one worker: the pods seen on any worker were all on the one it was sent to.
+    assert {node.split("/", 1)[0] for node in jobset["nodes"]} == {jobset["worker"]}, jobset
+    by_replicated_job = jobset["replicatedJobNodes"]
+    assert set(by_replicated_job) == {"driver", "workers"}, jobset
+    assert len(by_replicated_job["driver"]) == 1, jobset
+    assert len(by_replicated_job["workers"]) > 1, f"the JobSet's workers did not spread: {jobset}"
+    assert set(jobset["nodes"]) == {*by_replicated_job["driver"], *by_replicated_job["workers"]}
 
     assert f"{len(jobs)}/{len(jobs)} jobs succeeded" in output
     assert "summary: where each job ran" in output
+    assert "1 CPU + 4x4 GPU" in output and "jobset" in output
     assert "helm installed fleetq-hub" in output and "helm installed fleetq-worker" in output
     assert "fleetq join -f clusters.example.yaml" in output
     assert output.count("no request refused by its chart's RBAC") == 3, output[-3000:]
