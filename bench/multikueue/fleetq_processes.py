@@ -45,7 +45,10 @@ def _configuration(
     qps: float,
     burst: int,
     multikueue: dict[str, Any],
+    frameworks: tuple[str, ...] | None = ("batch/job",),
 ) -> str:
+    """The Configuration file; `frameworks` None leaves `integrations` out (an agent then
+    manages every job kind fleetq has)."""
     document = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -54,8 +57,9 @@ def _configuration(
         "clientConnection": {"qps": qps, "burst": burst},
         "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
         "metrics": {"bindAddress": f"127.0.0.1:{metrics}"},
-        "integrations": {"frameworks": ["batch/job"]},
     }
+    if frameworks is not None:
+        document["integrations"] = {"frameworks": list(frameworks)}
     if multikueue:
         document["multiKueue"] = multikueue
     return yaml.safe_dump(document, sort_keys=False)
@@ -84,6 +88,7 @@ def start_hub(
     burst: int = 100,
     gc_interval: str = "1m",
     log_level: str = "warning",
+    frameworks: tuple[str, ...] = ("batch/job",),
 ) -> FleetqProcess:
     """`fleetq hub` on the manager with MultiKueue settings as upstream's Configuration."""
     health, metrics = allocate_ports(2)
@@ -99,7 +104,13 @@ def start_hub(
     }
     config.write_text(
         _configuration(
-            namespace, health=health, metrics=metrics, qps=qps, burst=burst, multikueue=multikueue
+            namespace,
+            health=health,
+            metrics=metrics,
+            qps=qps,
+            burst=burst,
+            multikueue=multikueue,
+            frameworks=frameworks,
         )
     )
     argv = [
@@ -131,7 +142,13 @@ def start_agent(
     config = workdir / f"agent-{cluster_name}.yaml"
     config.write_text(
         _configuration(
-            "kueue-system", health=health, metrics=metrics, qps=qps, burst=burst, multikueue={}
+            "kueue-system",
+            health=health,
+            metrics=metrics,
+            qps=qps,
+            burst=burst,
+            multikueue={},
+            frameworks=None,
         )
     )
     argv = [

@@ -8,8 +8,11 @@ kwok CPU node each), so pods really run on the workers and nothing runs on the m
 (b) Upstream Kueue is the manager (MultiKueue AdmissionCheck, config, cluster and its
     kubeconfig Secret) and `agent-worker` runs the fleetq agent: upstream's remote copies
     must be admitted by the agent, run, and upstream's manager must see them Finished.
-No admission webhooks run anywhere, so the manager's Job is created suspended and with
-`spec.managedBy: kueue.x-k8s.io/multikueue`, as the webhook would have made it.
+(c), (d) The same two ways for a JobSet (a driver and two workers), with the real JobSet
+    controller on every cluster: upstream's jobset integration on the other end adopts
+    fleetq's copy (c) or fleetq's agent adopts upstream's (d).
+No Kueue admission webhooks run anywhere, so the manager's job is created suspended and
+with `spec.managedBy: kueue.x-k8s.io/multikueue`, as the webhook would have made it.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def _remove_fleets_of_dead_sessions() -> None:
 
 @pytest.fixture(scope="module")
 def interop_fleet() -> Iterator[RunningFleet]:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok", "kueue"])
+    missing = missing_binaries(["kubernetes", "etcd", "kwok", "kueue", "jobset"])
     if missing:
         message = "tools not built (" + ", ".join(missing) + "); run `make fleet-tools`"
         if os.environ.get("CI"):
@@ -308,6 +311,175 @@ def test_upstream_kueue_as_manager_dispatches_to_a_worker_running_the_agent(
             ) from failure
         assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
         # Upstream removes its remote copies once the manager's Workload is Finished.
+        _until(lambda: not worker.workloads(), "upstream to remove the remote Workload")
+        assert agent.process.poll() is None, "the agent must still be up"
+    finally:
+        kueue.stop()
+        agent.process.stop()
+        remove_cluster_scoped(manager_member.kubeconfig, setup)
+        remove_cluster_scoped(member.kubeconfig, setup)
+        worker.delete_namespace()
+        manager.delete_namespace()
+        worker.close()
+        manager.close()
+
+
+# -- JobSet, both ways --------------------------------------------------------------------
+JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+
+
+def _manager_jobset(setup: QueueSetup, name: str) -> dict[str, Any]:
+    """A JobSet for the manager (a driver and two workers, small CPU pods), suspended and
+    marked for MultiKueue as fleetq's webhook would have made it."""
+    job = setup.job(name, annotations={RUN_DURATION_ANNOTATION: "3s"})
+
+    def replicated(rj_name: str, replicas: int) -> dict[str, Any]:
+        spec = {k: v for k, v in job["spec"].items() if k not in ("suspend", "managedBy")}
+        return {"name": rj_name, "replicas": replicas, "template": {"spec": spec}}
+
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": dict(job["metadata"]),
+        "spec": {
+            "suspend": True,
+            "managedBy": job["spec"]["managedBy"],
+            "replicatedJobs": [replicated("driver", 1), replicated("workers", 2)],
+        },
+    }
+
+
+def _jobset(cluster: Cluster, name: str) -> dict[str, Any] | None:
+    group, version, plural = JOBSET
+    try:
+        found: dict[str, Any] = cluster.custom.get_namespaced_custom_object(
+            group, version, cluster.namespace, plural, name
+        )
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return found
+
+
+def _run_a_jobset_through(
+    setup: QueueSetup, manager: Cluster, worker: Cluster, worker_name: str
+) -> dict[str, Any]:
+    """Submit one JobSet on the manager; follow it to the worker and back; return the
+    manager's finished Workload."""
+    group, version, plural = JOBSET
+    body = _manager_jobset(setup, "interop-js")
+    manager.custom.create_namespaced_custom_object(group, version, setup.namespace, plural, body)
+    remote = _until(lambda: _jobset(worker, "interop-js"), "the JobSet copied to the worker")
+    assert remote["metadata"]["labels"].get(ORIGIN_LABEL), remote["metadata"]["labels"]
+    assert not remote["spec"].get("managedBy"), "the worker's copy is left to its own Kueue"
+    remote_workload = _until(
+        lambda: (w := _only_workload(worker)) and _condition(w, "Admitted") and w,
+        "the remote JobSet's Workload admitted by the worker",
+    )
+    pod_sets = [(p["name"], p["count"]) for p in remote_workload["spec"]["podSets"]]
+    assert pod_sets == [("driver", 1), ("workers", 2)]
+    finished = _until(
+        lambda: _finished_workload(manager), "the manager's Workload Finished", timeout=150
+    )
+    assert (finished.get("status") or {}).get("clusterName") == setup.cluster_name(worker_name)
+    assert _condition(finished, "Finished")["reason"] == "Succeeded"  # type: ignore[index]
+    local = _until(
+        lambda: (j := _jobset(manager, "interop-js")) and _condition(j, "Completed") and j,
+        "the worker's JobSet status copied to the manager's JobSet",
+    )
+    assert local["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    return finished
+
+
+def test_the_hub_dispatches_a_jobset_to_a_worker_running_upstream_kueue(
+    interop_fleet: RunningFleet, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    setup = QueueSetup(suffix, namespace=f"interop-c-{suffix}", workers=(UPSTREAM_WORKER,))
+    member, manager_member = interop_fleet.cluster(UPSTREAM_WORKER), interop_fleet.manager
+    install_crd_files(manager_member.kubeconfig, HUB_CRDS)
+    worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
+    kueue = UpstreamKueue(
+        member.kubeconfig,
+        options=UpstreamKueueOptions(frameworks=FRAMEWORKS),
+        log_path=tmp_path / "upstream-worker.log",
+    )
+    hub = None
+    try:
+        kueue.start()
+        kueue.wait_ready()
+        apply_manifests(member.kubeconfig, setup.worker_manifests())
+        kubeconfigs = {UPSTREAM_WORKER: member.kubeconfig.read_text()}
+        apply_manifests(manager_member.kubeconfig, setup.manager_manifests(kubeconfigs))
+        hub = start_hub(
+            manager_member.kubeconfig,
+            tmp_path,
+            origin=f"interop-{suffix}",
+            log_level="info",
+            frameworks=FRAMEWORKS,
+        )
+        wait_ready(hub)
+        try:
+            finished = _run_a_jobset_through(setup, manager, worker, UPSTREAM_WORKER)
+        except AssertionError as failure:
+            raise AssertionError(
+                f"{failure}\n--- hub log:\n{hub.process.log_tail(4000)}\n"
+                f"--- upstream worker log:\n{kueue.log_tail(4000)}"
+            ) from failure
+        assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
+        _until(lambda: _jobset(worker, "interop-js") is None, "the remote JobSet removed")
+        assert kueue.running(), "upstream Kueue on the worker must still be up"
+    finally:
+        if hub is not None:
+            hub.process.stop()
+        kueue.stop()
+        remove_cluster_scoped(manager_member.kubeconfig, setup)
+        remove_cluster_scoped(member.kubeconfig, setup)
+        worker.delete_namespace()
+        manager.delete_namespace()
+        worker.close()
+        manager.close()
+
+
+def test_upstream_kueue_as_manager_dispatches_a_jobset_to_a_worker_running_the_agent(
+    interop_fleet: RunningFleet, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    setup = QueueSetup(suffix, namespace=f"interop-d-{suffix}", workers=(AGENT_WORKER,))
+    member, manager_member = interop_fleet.cluster(AGENT_WORKER), interop_fleet.manager
+    install_crd_files(member.kubeconfig, WORKER_CRDS)
+    apply_manifests(member.kubeconfig, setup.worker_manifests())
+    worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
+    # The agent's Configuration names no frameworks: it manages every kind fleetq has.
+    agent = start_agent(member.kubeconfig, tmp_path, f"{AGENT_WORKER}-{suffix}", log_level="info")
+    options = UpstreamKueueOptions(
+        multikueue_origin=f"interop-{suffix}", gc_interval="10s", frameworks=FRAMEWORKS
+    )
+    kueue = UpstreamKueue(
+        manager_member.kubeconfig, options=options, log_path=tmp_path / "upstream-manager.log"
+    )
+    try:
+        wait_ready(agent)
+        kueue.start()
+        kueue.wait_ready()
+        kubeconfigs = {AGENT_WORKER: member.kubeconfig.read_text()}
+        apply_manifests(manager_member.kubeconfig, setup.manager_manifests(kubeconfigs))
+
+        def active_check() -> dict[str, Any] | None:
+            check = manager.custom.get_cluster_custom_object(*KUEUE, "admissionchecks", setup.check)
+            return _condition(check, "Active")
+
+        _until(active_check, "upstream's MultiKueue AdmissionCheck Active (worker connected)")
+        try:
+            finished = _run_a_jobset_through(setup, manager, worker, AGENT_WORKER)
+        except AssertionError as failure:
+            raise AssertionError(
+                f"{failure}\n--- agent log:\n{agent.process.log_tail(4000)}\n"
+                f"--- upstream manager log:\n{kueue.log_tail(4000)}"
+            ) from failure
+        assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
         _until(lambda: not worker.workloads(), "upstream to remove the remote Workload")
         assert agent.process.poll() is None, "the agent must still be up"
     finally:
