@@ -8,9 +8,9 @@ kwok CPU node each), so pods really run on the workers and nothing runs on the m
 (b) Upstream Kueue is the manager (MultiKueue AdmissionCheck, config, cluster and its
     kubeconfig Secret) and `agent-worker` runs the fleetq agent: upstream's remote copies
     must be admitted by the agent, run, and upstream's manager must see them Finished.
-(c), (d) The same two ways for a JobSet (a driver and two workers), with the real JobSet
-    controller on every cluster: upstream's jobset integration on the other end adopts
-    fleetq's copy (c) or fleetq's agent adopts upstream's (d).
+Both run for a Job and for a JobSet (a driver and two workers, with the real JobSet
+controller on every cluster): upstream's jobset integration adopts fleetq's copy in (a),
+fleetq's agent adopts upstream's in (b).
 No Kueue admission webhooks run anywhere, so the manager's job is created suspended and
 with `spec.managedBy: kueue.x-k8s.io/multikueue`, as the webhook would have made it.
 """
@@ -235,95 +235,6 @@ def _run_a_job_through(
     return finished, done
 
 
-def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
-    interop_fleet: RunningFleet, tmp_path: Path
-) -> None:
-    suffix = uuid.uuid4().hex[:6]
-    setup = QueueSetup(suffix, namespace=f"interop-a-{suffix}", workers=(UPSTREAM_WORKER,))
-    member, manager_member = interop_fleet.cluster(UPSTREAM_WORKER), interop_fleet.manager
-    install_crd_files(manager_member.kubeconfig, HUB_CRDS)
-    worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
-    kueue = UpstreamKueue(member.kubeconfig, log_path=tmp_path / "upstream-worker.log")
-    hub = None
-    try:
-        kueue.start()
-        kueue.wait_ready()
-        apply_manifests(member.kubeconfig, setup.worker_manifests())
-        kubeconfigs = {UPSTREAM_WORKER: member.kubeconfig.read_text()}
-        apply_manifests(manager_member.kubeconfig, setup.manager_manifests(kubeconfigs))
-        hub = start_hub(
-            manager_member.kubeconfig, tmp_path, origin=f"interop-{suffix}", log_level="info"
-        )
-        wait_ready(hub)
-        try:
-            finished, _ = _run_a_job_through(setup, manager, worker, UPSTREAM_WORKER)
-        except AssertionError as failure:
-            raise AssertionError(
-                f"{failure}\n--- hub log:\n{hub.process.log_tail(4000)}\n"
-                f"--- upstream worker log:\n{kueue.log_tail(4000)}"
-            ) from failure
-        assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
-        assert kueue.running(), "upstream Kueue on the worker must still be up"
-    finally:
-        if hub is not None:
-            hub.process.stop()
-        kueue.stop()
-        remove_cluster_scoped(manager_member.kubeconfig, setup)
-        remove_cluster_scoped(member.kubeconfig, setup)
-        worker.delete_namespace()
-        manager.delete_namespace()
-        worker.close()
-        manager.close()
-
-
-def test_upstream_kueue_as_manager_dispatches_to_a_worker_running_the_agent(
-    interop_fleet: RunningFleet, tmp_path: Path
-) -> None:
-    suffix = uuid.uuid4().hex[:6]
-    setup = QueueSetup(suffix, namespace=f"interop-b-{suffix}", workers=(AGENT_WORKER,))
-    member, manager_member = interop_fleet.cluster(AGENT_WORKER), interop_fleet.manager
-    install_crd_files(member.kubeconfig, WORKER_CRDS)
-    apply_manifests(member.kubeconfig, setup.worker_manifests())
-    worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
-    agent = start_agent(member.kubeconfig, tmp_path, f"{AGENT_WORKER}-{suffix}", log_level="info")
-    options = UpstreamKueueOptions(multikueue_origin=f"interop-{suffix}", gc_interval="10s")
-    kueue = UpstreamKueue(
-        manager_member.kubeconfig, options=options, log_path=tmp_path / "upstream-manager.log"
-    )
-    try:
-        wait_ready(agent)
-        kueue.start()
-        kueue.wait_ready()
-        kubeconfigs = {AGENT_WORKER: member.kubeconfig.read_text()}
-        apply_manifests(manager_member.kubeconfig, setup.manager_manifests(kubeconfigs))
-
-        def active_check() -> dict[str, Any] | None:
-            check = manager.custom.get_cluster_custom_object(*KUEUE, "admissionchecks", setup.check)
-            return _condition(check, "Active")
-
-        _until(active_check, "upstream's MultiKueue AdmissionCheck Active (worker connected)")
-        try:
-            finished, _ = _run_a_job_through(setup, manager, worker, AGENT_WORKER)
-        except AssertionError as failure:
-            raise AssertionError(
-                f"{failure}\n--- agent log:\n{agent.process.log_tail(4000)}\n"
-                f"--- upstream manager log:\n{kueue.log_tail(4000)}"
-            ) from failure
-        assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
-        # Upstream removes its remote copies once the manager's Workload is Finished.
-        _until(lambda: not worker.workloads(), "upstream to remove the remote Workload")
-        assert agent.process.poll() is None, "the agent must still be up"
-    finally:
-        kueue.stop()
-        agent.process.stop()
-        remove_cluster_scoped(manager_member.kubeconfig, setup)
-        remove_cluster_scoped(member.kubeconfig, setup)
-        worker.delete_namespace()
-        manager.delete_namespace()
-        worker.close()
-        manager.close()
-
-
 # -- JobSet, both ways --------------------------------------------------------------------
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
@@ -393,11 +304,24 @@ def _run_a_jobset_through(
     return finished
 
 
-def test_the_hub_dispatches_a_jobset_to_a_worker_running_upstream_kueue(
-    interop_fleet: RunningFleet, tmp_path: Path
+def _run_through(
+    kind: str, setup: QueueSetup, manager: Cluster, worker: Cluster, worker_name: str
+) -> dict[str, Any]:
+    """Run one job of `kind` through; the manager's finished Workload."""
+    if kind == "jobset":
+        return _run_a_jobset_through(setup, manager, worker, worker_name)
+    return _run_a_job_through(setup, manager, worker, worker_name)[0]
+
+
+KINDS = pytest.mark.parametrize("kind", ["job", "jobset"])
+
+
+@KINDS
+def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
+    interop_fleet: RunningFleet, tmp_path: Path, kind: str
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
-    setup = QueueSetup(suffix, namespace=f"interop-c-{suffix}", workers=(UPSTREAM_WORKER,))
+    setup = QueueSetup(suffix, namespace=f"interop-a-{suffix}", workers=(UPSTREAM_WORKER,))
     member, manager_member = interop_fleet.cluster(UPSTREAM_WORKER), interop_fleet.manager
     install_crd_files(manager_member.kubeconfig, HUB_CRDS)
     worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
@@ -422,14 +346,15 @@ def test_the_hub_dispatches_a_jobset_to_a_worker_running_upstream_kueue(
         )
         wait_ready(hub)
         try:
-            finished = _run_a_jobset_through(setup, manager, worker, UPSTREAM_WORKER)
+            finished = _run_through(kind, setup, manager, worker, UPSTREAM_WORKER)
         except AssertionError as failure:
             raise AssertionError(
                 f"{failure}\n--- hub log:\n{hub.process.log_tail(4000)}\n"
                 f"--- upstream worker log:\n{kueue.log_tail(4000)}"
             ) from failure
         assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
-        _until(lambda: _jobset(worker, "interop-js") is None, "the remote JobSet removed")
+        if kind == "jobset":
+            _until(lambda: _jobset(worker, "interop-js") is None, "the remote JobSet removed")
         assert kueue.running(), "upstream Kueue on the worker must still be up"
     finally:
         if hub is not None:
@@ -443,11 +368,12 @@ def test_the_hub_dispatches_a_jobset_to_a_worker_running_upstream_kueue(
         manager.close()
 
 
-def test_upstream_kueue_as_manager_dispatches_a_jobset_to_a_worker_running_the_agent(
-    interop_fleet: RunningFleet, tmp_path: Path
+@KINDS
+def test_upstream_kueue_as_manager_dispatches_to_a_worker_running_the_agent(
+    interop_fleet: RunningFleet, tmp_path: Path, kind: str
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
-    setup = QueueSetup(suffix, namespace=f"interop-d-{suffix}", workers=(AGENT_WORKER,))
+    setup = QueueSetup(suffix, namespace=f"interop-b-{suffix}", workers=(AGENT_WORKER,))
     member, manager_member = interop_fleet.cluster(AGENT_WORKER), interop_fleet.manager
     install_crd_files(member.kubeconfig, WORKER_CRDS)
     apply_manifests(member.kubeconfig, setup.worker_manifests())
@@ -473,13 +399,14 @@ def test_upstream_kueue_as_manager_dispatches_a_jobset_to_a_worker_running_the_a
 
         _until(active_check, "upstream's MultiKueue AdmissionCheck Active (worker connected)")
         try:
-            finished = _run_a_jobset_through(setup, manager, worker, AGENT_WORKER)
+            finished = _run_through(kind, setup, manager, worker, AGENT_WORKER)
         except AssertionError as failure:
             raise AssertionError(
                 f"{failure}\n--- agent log:\n{agent.process.log_tail(4000)}\n"
                 f"--- upstream manager log:\n{kueue.log_tail(4000)}"
             ) from failure
         assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
+        # Upstream removes its remote copies once the manager's Workload is Finished.
         _until(lambda: not worker.workloads(), "upstream to remove the remote Workload")
         assert agent.process.poll() is None, "the agent must still be up"
     finally:
