@@ -554,11 +554,12 @@ def test_kubeconfig_secrets_bad_then_fixed_and_rotated_without_a_hub_restart(
         )
 
     with hub_unchanged(world):
-        # A Secret whose kubeconfig cannot be parsed: misconfigured, not unreachable.
+        # A Secret whose kubeconfig cannot be parsed: misconfigured, not unreachable
+        # (InsecureKubeConfig, as upstream: its validateKubeconfig refuses what won't parse).
         started = time.monotonic()
         put(base64.b64encode(b"clusters: [unterminated").decode())
         bad = wait_active(world, worker, "False", timeout=20)
-        assert bad["reason"] == "BadKubeConfig", bad
+        assert bad["reason"] == "InsecureKubeConfig", bad
         assert "connection attempts" not in bad["message"], bad
         bad_after = seconds_since(started)
         started = time.monotonic()
@@ -591,7 +592,7 @@ def test_kubeconfig_secrets_bad_then_fixed_and_rotated_without_a_hub_restart(
         assert placed == worker
 
     report(
-        f"secrets: BadKubeConfig shown in {bad_after}s, Active {fixed_after}s after the fix; "
+        f"secrets: InsecureKubeConfig shown in {bad_after}s, Active {fixed_after}s after the fix; "
         f"revoked token noticed in {revoked_after}s, Active {rotated_after}s after rotation"
     )
 

@@ -5,10 +5,14 @@ hub's Secret cache, or a file on the hub's disk. A file must be named by an abso
 without `..` and lie under the kubeconfig root (`/etc/multikueue/kubeconfigs/`) after
 symlinks are resolved, so a MultiKueueCluster cannot make the hub read arbitrary files.
 
-Problems are misconfigurations, told apart from unreachable workers: `BadKubeConfig` (the
-Secret, key or file is missing or unusable) and `InsecureKubeConfig` (the content asks for
-something the hub must not do). Both carry the condition reason and a message that says
-what to fix; neither is retried until the object, the Secret or the file changes.
+Problems are misconfigurations, told apart from unreachable workers. As upstream's
+`loadClientConfig` splits them: `BadKubeConfig` when the kubeconfig cannot be fetched (the
+Secret, its key or the file is missing, or the path is not allowed) and
+`InsecureKubeConfig` for anything wrong with the content it fetched, which upstream's
+`validateKubeconfig` judges as a whole: content that does not parse, or does not resolve
+to a cluster, as well as content that asks for something the hub must not do. Both carry
+the condition reason and a message that says what to fix; neither is retried until the
+object, the Secret or the file changes.
 """
 
 from __future__ import annotations
@@ -151,30 +155,37 @@ def validated_kubeconfig(raw: bytes, *, source: str) -> WorkerKubeconfig:
     return WorkerKubeconfig(document, hashlib.sha256(raw).hexdigest(), source)
 
 
+_PARSE_FAILED = "failed to parse kubeconfig(apiconfig)"
+"""Upstream's words for content that does not parse (its reason: InsecureKubeConfig)."""
+
+
 def parse_kubeconfig(raw: bytes) -> Mapping[str, Any]:
     try:
         document = yaml.safe_load(raw)
     except yaml.YAMLError as error:
-        raise BadKubeConfig(f"failed to parse kubeconfig: {_first_line(error)}") from None
+        raise InsecureKubeConfig(f"{_PARSE_FAILED}: {_first_line(error)}") from None
     if not isinstance(document, Mapping):
-        raise BadKubeConfig("failed to parse kubeconfig: not a YAML mapping")
+        raise InsecureKubeConfig(f"{_PARSE_FAILED}: not a YAML mapping")
     return document
 
 
 def _check_structure(document: Mapping[str, Any]) -> None:
-    """The current context must exist and name a cluster that exists."""
+    """The current context must exist and name a cluster that exists (upstream finds these
+    when it builds the REST config inside validateKubeconfig: InsecureKubeConfig too)."""
     current = document.get("current-context")
     if not current:
-        raise BadKubeConfig("kubeconfig has no current-context")
+        raise InsecureKubeConfig("kubeconfig has no current-context")
     context = _named(document, "contexts", "context", str(current))
     if context is None:
-        raise BadKubeConfig(f"kubeconfig has no context named {current!r}")
+        raise InsecureKubeConfig(f"kubeconfig has no context named {current!r}")
     cluster = str(context.get("cluster") or "")
     if _named(document, "clusters", "cluster", cluster) is None:
-        raise BadKubeConfig(f"context {current!r} names cluster {cluster!r}, which is not defined")
+        raise InsecureKubeConfig(
+            f"context {current!r} names cluster {cluster!r}, which is not defined"
+        )
     user = context.get("user")
     if user and _named(document, "users", "user", str(user)) is None:
-        raise BadKubeConfig(f"context {current!r} names user {user!r}, which is not defined")
+        raise InsecureKubeConfig(f"context {current!r} names user {user!r}, which is not defined")
 
 
 def _named(document: Mapping[str, Any], section: str, body: str, name: str) -> Any:

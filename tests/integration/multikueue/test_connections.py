@@ -154,10 +154,14 @@ class Harness:
         self._worker_clients.append(client)
         return client
 
-    async def put_secret(self, name: str, kubeconfig: dict[str, Any] | None) -> None:
+    async def put_secret(self, name: str, kubeconfig: dict[str, Any] | bytes | None) -> None:
+        """The Secret `name` holding `kubeconfig` (a document, or raw bytes as they are)."""
         data = {}
         if kubeconfig is not None:
-            data["kubeconfig"] = base64.b64encode(yaml.safe_dump(kubeconfig).encode()).decode()
+            raw = (
+                kubeconfig if isinstance(kubeconfig, bytes) else yaml.safe_dump(kubeconfig).encode()
+            )
+            data["kubeconfig"] = base64.b64encode(raw).decode()
         body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": data}
         try:
             await self.client.create(SECRETS, body, namespace=self.namespace)
@@ -305,6 +309,27 @@ async def test_an_insecure_kubeconfig_is_refused_and_not_retried(harness: Harnes
     await asyncio.sleep(1.0)  # several backoff periods: nothing is retried or rewritten
     after = (await harness.client.get(CLUSTERS, cluster))["metadata"]["resourceVersion"]
     assert before == after
+
+
+async def test_a_secret_holding_unparsable_yaml_is_an_insecure_kubeconfig(
+    harness: Harness,
+) -> None:
+    # Upstream (multikueuecluster.go loadClientConfig): what validateKubeconfig refuses,
+    # a parse failure included, is InsecureKubeConfig; BadKubeConfig is for fetching.
+    await harness.put_secret("garbage", b"apiVersion: v1\nclusters: [unclosed\n")
+    service = await harness.start()
+    cluster = harness.name("garbage")
+    await harness.cluster(cluster, "garbage")
+
+    condition = await harness.wait_active(CLUSTERS, cluster, "InsecureKubeConfig")
+    assert condition["status"] == "False"
+    assert condition["message"].startswith(
+        "load client config failed: failed to parse kubeconfig(apiconfig): "
+    )
+    assert service.registry.connection(cluster) is None
+
+    await harness.put_secret("garbage", worker_kubeconfig(harness.fleet.workers[0]))
+    await harness.wait_active(CLUSTERS, cluster, "Active")
 
 
 async def test_a_missing_secret_is_bad_until_it_is_created(harness: Harness) -> None:

@@ -165,14 +165,30 @@ def test_a_missing_secret_says_what_to_create() -> None:
     assert caught.value.reason is ClusterActiveReason.BAD_KUBE_CONFIG
 
 
-def test_a_secret_without_the_key_or_with_garbage_is_bad() -> None:
+def test_a_secret_without_the_key_is_bad() -> None:
     with pytest.raises(BadKubeConfig, match='key "kubeconfig" not found in secret "w"'):
         kubeconfig_from_secret(as_secret(GOOD, key="config"), name="w", namespace="hub")
-    garbage = {"data": {"kubeconfig": base64.b64encode(b"{not: [yaml").decode()}}
-    with pytest.raises(BadKubeConfig, match="failed to parse kubeconfig"):
-        kubeconfig_from_secret(garbage, name="w", namespace="hub")
     with pytest.raises(BadKubeConfig, match="is not base64"):
         kubeconfig_from_secret({"data": {"kubeconfig": "%%%"}}, name="w", namespace="hub")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b"{not: [yaml", "failed to parse kubeconfig(apiconfig): ", id="bad-yaml"),
+        pytest.param(b"- a list", "failed to parse kubeconfig(apiconfig): not a YAML mapping"),
+    ],
+)
+def test_content_that_does_not_parse_is_insecure_as_upstream_says(
+    content: bytes, message: str
+) -> None:
+    # Upstream's loadClientConfig: fetching fails -> BadKubeConfig; everything
+    # validateKubeconfig rejects, parse errors included -> InsecureKubeConfig.
+    garbage = {"data": {"kubeconfig": base64.b64encode(content).decode()}}
+    with pytest.raises(InsecureKubeConfig) as caught:
+        kubeconfig_from_secret(garbage, name="w", namespace="hub")
+    assert str(caught.value).startswith(message)
+    assert caught.value.reason is ClusterActiveReason.INSECURE_KUBE_CONFIG
 
 
 @pytest.mark.parametrize(
@@ -184,9 +200,11 @@ def test_a_secret_without_the_key_or_with_garbage_is_bad() -> None:
         ({"users": []}, "context 'w' names user 'hub', which is not defined"),
     ],
 )
-def test_a_kubeconfig_that_does_not_resolve_is_bad(change: dict[str, Any], message: str) -> None:
+def test_a_kubeconfig_that_does_not_resolve_is_insecure(
+    change: dict[str, Any], message: str
+) -> None:
     document = {**copy.deepcopy(GOOD), **change}
-    with pytest.raises(BadKubeConfig) as caught:
+    with pytest.raises(InsecureKubeConfig) as caught:
         validated_kubeconfig(yaml.safe_dump(document).encode(), source="test")
     assert str(caught.value) == message
 
