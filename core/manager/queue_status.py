@@ -7,8 +7,10 @@ fairSharing.weightedShare when fair sharing is on) and sends a status patch only
 that differs from the cached object, so bursts of admissions cost one write per queue per
 interval and a quiet system writes nothing. Conditions keep their lastTransitionTime
 while their status holds (Kubernetes' SetStatusCondition). A ClusterQueue being deleted
-keeps its last status, as upstream's does. The per-queue Prometheus gauges are refreshed
-in the same pass.
+but held by its resource-in-use finalizer (workloads still reserve quota in it) keeps
+getting its status, as upstream's clusterqueue_controller does: counters go on, and
+`Active` turns False with reason `Terminating` (the engine admits nothing more there).
+The per-queue Prometheus gauges are refreshed in the same pass.
 """
 
 from __future__ import annotations
@@ -207,8 +209,6 @@ class QueueStatusWriter:
         return merge_conditions(current, list(rendered.get("conditions") or ()), generation)
 
     def _cluster_queue_status(self, cq: Json) -> dict[str, Any] | None:
-        if is_deleting(cq):
-            return None
         status = self.host.engine.cluster_queue_status(name_of(cq))
         if status is None:
             return None

@@ -135,6 +135,21 @@ async def test_a_queue_in_use_is_deleted_only_once_it_is_empty(hubs: Any, cluste
         return reserved if reserved and "inactive" in reserved.get("message", "") else None
 
     await cluster.eventually(told_terminating, what="new workload told the queue is inactive")
+
+    async def queue_terminating() -> dict[str, Any] | None:
+        # As upstream's clusterqueue_controller: the held queue's status goes on.
+        held = await cluster.get(kinds.CLUSTER_QUEUES, cq) or {}
+        active = cluster.condition(held, "Active") or {}
+        return held if active.get("reason") == "Terminating" else None
+
+    held = await cluster.eventually(queue_terminating, what="ClusterQueue Active=Terminating")
+    active = cluster.condition(held, "Active") or {}
+    assert (active["status"], active["message"]) == (
+        "False",
+        "Can't admit new workloads; clusterQueue is terminating",
+    )
+    assert held["status"]["reservingWorkloads"] == 1
+    assert held["status"]["pendingWorkloads"] == 1
     assert await cluster.get(kinds.CLUSTER_QUEUES, cq) is not None
     assert await cluster.get(kinds.RESOURCE_FLAVORS, flavor) is not None
 

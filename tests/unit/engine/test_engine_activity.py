@@ -6,6 +6,8 @@ input it depends on and check that status and scheduling follow at once.
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.engine.clock import ManualClock
 from core.engine.engine import Engine
 from core.engine.model import (
@@ -222,3 +224,31 @@ def test_an_admitted_workload_reattached_under_a_cohort_cycle_does_not_hang_the_
     assert active_reason(e, "cq") == "Ready"
     usage = e.cluster_queue_usage("cq")
     assert all(value == 0 for value in usage.values())
+
+
+def test_a_terminating_queue_says_so_keeps_its_counts_and_admits_nothing_more() -> None:
+    # Upstream's clusterqueue_controller: a ClusterQueue held by its finalizer while
+    # being deleted reports Active=False/Terminating and fresh counters; the scheduler
+    # skips it, so what waits there stays pending.
+    e = engine_with(queue("cq"))
+    e.add_workload(job("holder", "cq"))
+    assert admitted(e) == ["ns/holder"]
+    e.upsert_cluster_queue(dataclasses.replace(queue("cq"), terminating=True))
+    e.add_workload(job("late", "cq"))
+    assert admitted(e) == []
+    status = e.cluster_queue_status("cq")
+    assert status is not None
+    (cond,) = status.conditions
+    assert (cond.status, cond.reason, cond.message) == (
+        False,
+        "Terminating",
+        "Can't admit new workloads; clusterQueue is terminating",
+    )
+    assert (status.reserving_workloads, status.admitted_workloads) == (1, 1)
+    assert status.pending_workloads == 1
+    lq = e.local_queue_status("ns", "cq")
+    assert lq is not None and lq.conditions[0].reason == "ClusterQueueIsInactive"
+    late = e.workload_status("ns/late")
+    assert late is not None
+    reserved = late.condition("QuotaReserved")
+    assert reserved is not None and not reserved.status
