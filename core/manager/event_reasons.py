@@ -33,6 +33,8 @@ class EventReason(enum.StrEnum):
     ERROR_CREATING_WORKLOAD = "ErrorCreatingWorkload"
     # Objects the engine cannot use.
     INVALID_OBJECT = "InvalidObject"
+    COHORT_HAS_CYCLE = "CohortHasCycle"
+    """A Cohort's parentName chain loops (fleetq's; upstream only logs it)."""
 
 
 def evicted_reason(reason: str, underlying_cause: str = "") -> str:

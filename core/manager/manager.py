@@ -195,6 +195,7 @@ class KueueManager:
             cohorts=informers.cohorts.store,
             fair_sharing=configuration.fair_sharing_enabled,
             metrics=self.metrics,
+            events=self.events,
             workload_queue=self._workload_queue_name,
             interval_seconds=self.options.queue_status_interval_seconds,
         )

@@ -11,6 +11,12 @@ but held by its resource-in-use finalizer (workloads still reserve quota in it) 
 getting its status, as upstream's clusterqueue_controller does: counters go on, and
 `Active` turns False with reason `Terminating` (the engine admits nothing more there).
 The per-queue Prometheus gauges are refreshed in the same pass.
+
+A Cohort whose parent chain loops (two Cohorts naming each other, or one naming itself)
+disables every ClusterQueue below it; they say so in their `Active` condition. The Cohort
+itself has no conditions in v1beta2 (upstream only returns "cohort has a cycle" from its
+reconciler, into its log), so the writer records one Warning Event `CohortHasCycle` on
+each Cohort as it enters a cycle, naming the loop and what to do.
 """
 
 from __future__ import annotations
@@ -26,14 +32,17 @@ from core.adapters.kueue_manifests import (
     cohort_status_to_dict,
     local_queue_status_to_dict,
 )
+from core.api.cluster_queue import QueueActiveReason
 from core.api.json_types import Json
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import KubeError, NotFound
+from core.kube.events import EventRecorder, EventType
 from core.kube.object_meta import name_of, namespace_of, object_key
 from core.kube.object_store import ObjectStore
 from core.kube.resources import ResourceRef
 from core.manager import watched_kinds as kinds
 from core.manager.engine_host import EngineHost
+from core.manager.event_reasons import EventReason, reference
 from core.manager.field_manager import FIELD_MANAGER
 from core.manager.finalizers import is_deleting
 from core.manager.metrics import ManagerMetrics, QueueFigures
@@ -99,6 +108,7 @@ class QueueStatusWriter:
         cohorts: Store,
         fair_sharing: bool,
         metrics: ManagerMetrics | None = None,
+        events: EventRecorder | None = None,
         workload_queue: Callable[[str], str | None] | None = None,
         interval_seconds: float = DEFAULT_INTERVAL_SECONDS,
         concurrency: int = 8,
@@ -110,6 +120,9 @@ class QueueStatusWriter:
         self.cohorts = cohorts
         self.fair_sharing = fair_sharing
         self.metrics = metrics
+        self.events = events
+        # Cohorts last seen in a parent cycle (told once per entry into the cycle).
+        self._in_cycle: set[str] = set()
         # Workload key -> its LocalQueue name (for the per-LocalQueue inadmissible gauge).
         self.workload_queue = workload_queue
         self.interval_seconds = interval_seconds
@@ -168,6 +181,8 @@ class QueueStatusWriter:
                     wanted = self._local_queue_status(lq)
                     if wanted is not None:
                         writes.append((kinds.LOCAL_QUEUES, lq, wanted, ""))
+        if everything:
+            self._tell_cohort_cycles()
         if names or everything:
             for cohort in self.cohorts:
                 wanted = self._cohort_status(cohort)
@@ -234,6 +249,36 @@ class QueueStatusWriter:
                 return None
             rendered = {"fairSharing": cohort_status_to_dict(status)["fairSharing"]}
         return queue_status_patch(cohort.get("status") or {}, rendered)
+
+    def _tell_cohort_cycles(self) -> None:
+        """A Warning Event on each Cohort that entered a parent cycle since last time."""
+        in_cycle: set[str] = set()
+        for cohort in self.cohorts:
+            name = name_of(cohort)
+            status = self.host.engine.cohort_status(name)
+            cycle = next(
+                (
+                    c
+                    for c in (status.conditions if status is not None else ())
+                    if c.reason == QueueActiveReason.COHORT_HAS_CYCLE.value
+                ),
+                None,
+            )
+            if cycle is None:
+                continue
+            in_cycle.add(name)
+            if name in self._in_cycle:
+                continue
+            self.log.warning("cohort.cycle", cohort=name, cycle=cycle.message)
+            if self.events is not None:
+                self.events.record(
+                    reference(cohort, kinds.COHORTS, "Cohort"),
+                    EventReason.COHORT_HAS_CYCLE,
+                    f"{cycle.message}; the ClusterQueues below it admit no workloads until "
+                    "a parentName in the loop is changed or removed",
+                    type=EventType.WARNING,
+                )
+        self._in_cycle = in_cycle
 
     # -- metrics -------------------------------------------------------------------------
     def _root_cohort(self, name: str) -> str:

@@ -1,5 +1,6 @@
 """Queueing policies through the hub on a real apiserver: StrictFIFO against BestEffortFIFO,
-cohort borrowing and reclaim, partial admission, and a ClusterQueue's stopPolicy."""
+cohort borrowing and reclaim, partial admission, a ClusterQueue's stopPolicy, and cohort
+parent cycles."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from core.kube.resources import JOBS
+from core.kube.resources import EVENTS, JOBS
 from core.manager import watched_kinds as kinds
+from tests.builders import Cohort
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -221,3 +223,54 @@ async def test_stop_policy_hold_admits_nothing_new_and_hold_and_drain_evicts(
         await cluster.eventually(
             lambda job=job: _running(cluster, job), what=f"{job} runs after the restart"
         )
+
+
+async def _cycle_events(cluster: Any, cohort: str) -> list[dict[str, Any]] | None:
+    # Events about cluster-scoped objects live in "default", as upstream's do.
+    page = await cluster.client.list(
+        EVENTS, namespace="default", field_selector=f"regarding.name={cohort}"
+    )
+    found = [e for e in page.items if e.get("reason") == "CohortHasCycle"]
+    return found or None
+
+
+async def test_cohorts_in_a_parent_cycle_are_told_and_their_queues_admit_nothing(
+    hubs: Any, cluster: Any
+) -> None:
+    await hubs.start()
+    flavor = await cluster.flavor("cpu", {})
+    left, right, alone = cluster.name("left"), cluster.name("right"), cluster.name("alone")
+    cq = await cluster.cluster_queue("looped", flavor, "2", cohortName=left)
+    lq = await cluster.local_queue("main", cq)
+    await cluster.create(kinds.COHORTS, Cohort(left).parent(right).obj())
+    await cluster.create(kinds.COHORTS, Cohort(right).parent(left).obj())
+    await cluster.create(kinds.COHORTS, Cohort(alone).parent(alone).obj())
+    await cluster.workload("stuck", lq)
+
+    async def cq_inactive() -> dict[str, Any] | None:
+        found = cluster.condition(await cluster.get(kinds.CLUSTER_QUEUES, cq) or {}, "Active")
+        return found if found and found["reason"] == "CohortHasCycle" else None
+
+    active = await cluster.eventually(cq_inactive, what="ClusterQueue told of the cycle")
+    assert (active["status"], active["message"]) == (
+        "False",
+        "Can't admit new workloads: is in a cohort tree with a cycle.",
+    )
+    # v1beta2 Cohorts have no conditions: each Cohort of a loop gets a Warning Event.
+    for cohort, loop in (
+        (left, f"{left} -> {right} -> {left}"),
+        (right, f"{right} -> {left} -> {right}"),
+        (alone, f"{alone} -> {alone}"),
+    ):
+        events = await cluster.eventually(
+            lambda c=cohort: _cycle_events(cluster, c), what=f"cycle event on {cohort}"
+        )
+        assert events[0]["type"] == "Warning"
+        assert events[0]["note"].startswith(f"Cohort has a cycle: {loop}; ")
+    stuck = await cluster.get(kinds.WORKLOADS, "stuck") or {}
+    assert not cluster.is_true(stuck, "QuotaReserved")
+
+    await cluster.patch(kinds.COHORTS, right, {"spec": {"parentName": None}})
+    await cluster.eventually(lambda: _workload_if(cluster, "stuck", "Admitted"), what="admitted")
+    ready = cluster.condition(await cluster.get(kinds.CLUSTER_QUEUES, cq) or {}, "Active")
+    assert ready is not None and ready["reason"] == "Ready"

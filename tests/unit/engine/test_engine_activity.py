@@ -252,3 +252,42 @@ def test_a_terminating_queue_says_so_keeps_its_counts_and_admits_nothing_more() 
     assert late is not None
     reserved = late.condition("QuotaReserved")
     assert reserved is not None and not reserved.status
+
+
+def test_a_cohort_naming_itself_as_parent_is_a_cycle_its_queues_and_status_tell() -> None:
+    e = engine_with(queue("cq", cohort="self"), queue("other"))
+    e.add_workload(job("a", "cq"))
+    e.upsert_cohort(Cohort(name="self", parent="self"))
+    assert active_reason(e, "cq") == "CohortHasCycle"
+    assert active_reason(e, "other") == "Ready"
+    cohort = e.cohort_status("self")
+    assert cohort is not None
+    (cond,) = cohort.conditions
+    assert (cond.type, cond.status, cond.reason, cond.message) == (
+        "Active",
+        False,
+        "CohortHasCycle",
+        "Cohort has a cycle: self -> self",
+    )
+    assert e.schedule().heads == 0
+
+    e.upsert_cohort(Cohort(name="self"))
+    assert active_reason(e, "cq") == "Ready"
+    cohort = e.cohort_status("self")
+    assert cohort is not None and cohort.conditions == ()
+    assert admitted(e) == ["ns/a"]
+
+
+def test_every_cohort_of_a_two_cohort_cycle_reports_the_loop() -> None:
+    e = engine_with(queue("cq", cohort="left"))
+    e.upsert_cohort(Cohort(name="left", parent="right"))
+    e.upsert_cohort(Cohort(name="right", parent="left"))
+    messages = {}
+    for name in ("left", "right"):
+        status = e.cohort_status(name)
+        assert status is not None
+        messages[name] = [c.message for c in status.conditions]
+    assert messages == {
+        "left": ["Cohort has a cycle: left -> right -> left"],
+        "right": ["Cohort has a cycle: right -> left -> right"],
+    }
