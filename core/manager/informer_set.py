@@ -26,6 +26,10 @@ from core.manager.job_controller import (
     workload_owner_index,
 )
 from core.manager.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+from core.manager.workload_priority_sync import (
+    WORKLOAD_BY_PRIORITY_CLASS,
+    workload_priority_class_index,
+)
 from integrations.framework.registry import FrameworkRegistry
 
 Cache = Informer[dict[str, Any]]
@@ -66,6 +70,7 @@ class ManagerInformers:
             workloads=cache(
                 kinds.WORKLOADS,
                 **{owner_index_name(kind): workload_owner_index(kind) for kind in kinds_enabled},
+                **{WORKLOAD_BY_PRIORITY_CLASS: workload_priority_class_index},
             ),
             jobs={
                 kind.framework: cache(

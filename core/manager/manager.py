@@ -11,8 +11,8 @@ manager: `KueueManager` builds every part from a Configuration and a client of i
    serve, and the replica campaigns for the Lease (with leaderElection.leaderElect;
    otherwise it simply leads);
 4. the leader catches up with the apiserver, then runs the scheduler loop, the Workload
-   status writer, the queue-status writer, the finalizer and Job controllers and the
-   event recorder under one TaskGroup (plus a subclass's leader work: the hub's
+   status writer, the queue-status writer, the finalizer, Workload-priority and Job
+   controllers and the event recorder under one TaskGroup (plus a subclass's leader work: the hub's
    MultiKueue). Only the leader decides and writes.
 Losing the Lease ends `run()` with `LeadershipLost` (the process exits and restarts
 clean, as upstream's manager does); cancelling `run()` (SIGTERM) stops everything and a
@@ -61,6 +61,7 @@ from core.manager.scheduler_loop import SchedulerLoop
 from core.manager.serving_tls import ServingCertificate, server_context
 from core.manager.webhook_service import ManagerWebhooks, UrlRegistration
 from core.manager.workload_feed import WorkloadFeed
+from core.manager.workload_priority_sync import WorkloadPrioritySync
 from core.manager.workload_status_sync import WorkloadStatusWriter
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
@@ -207,6 +208,11 @@ class KueueManager:
             admission_checks=informers.admission_checks.store,
             workloads=informers.workloads.store,
         )
+        self.priority_sync = WorkloadPrioritySync(
+            client,
+            priority_classes=informers.workload_priority_classes.store,
+            workloads=informers.workloads.store,
+        )
         self.scheduler = SchedulerLoop(self.host, self.metrics)
         self.webhooks = (
             ManagerWebhooks(
@@ -241,6 +247,7 @@ class KueueManager:
             self._informer_for(kind).add_handlers(self.cluster_feed.handlers(kind))
         for kind in ("ClusterQueue", "ResourceFlavor", "AdmissionCheck"):
             self._informer_for(kind).add_handlers(self.finalizers.handlers(kind))
+        self.informers.workload_priority_classes.add_handlers(self.priority_sync.handlers())
         # The engine first, so the Job controller reconciles against the updated engine.
         self.informers.workloads.add_handlers(self.workload_feed.handlers())
         for controller in self.job_controllers:
@@ -366,6 +373,7 @@ class KueueManager:
                 group.create_task(self.status_writer.run(), name="workload-status")
                 group.create_task(self.queue_status.run(), name="queue-status")
                 group.create_task(self.finalizers.run(), name="finalizers")
+                group.create_task(self.priority_sync.run(), name="workload-priority")
                 for controller in self.job_controllers:
                     group.create_task(
                         controller.run(self.options.job_workers),
