@@ -32,6 +32,7 @@ from tests.builders.base import (
 )
 from tests.builders.fleetq import WorkerCapacity
 from tests.builders.job import GPU, JOB_IMAGE, Job, kwok_job
+from tests.builders.jobset import JobSet, kwok_jobset
 from tests.builders.multikueue import MultiKueueCluster, MultiKueueConfig
 from tests.builders.pod import (
     KWOK_JITTER_ANNOTATION,
@@ -61,6 +62,7 @@ __all__ = [
     "Cohort",
     "FlavorQuotas",
     "Job",
+    "JobSet",
     "Json",
     "LocalQueue",
     "MultiKueueCluster",
@@ -73,6 +75,7 @@ __all__ = [
     "Workload",
     "WorkloadPriorityClass",
     "kwok_job",
+    "kwok_jobset",
     "owner_reference",
     "pod_set_assignment",
 ]

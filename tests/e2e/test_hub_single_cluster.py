@@ -35,8 +35,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
-from devfleet.sample_jobs import gpu_jobset
-from tests.builders import WorkloadPriorityClass, kwok_job
+from tests.builders import WorkloadPriorityClass, kwok_job, kwok_jobset
 from tests.e2e.gpu_queue import GPU, POOL_LABEL, gpu_queue_manifests
 
 NamespaceFactory = Callable[..., str]
@@ -222,10 +221,9 @@ JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 
 
 def _queued_jobset(name: str, *, workers: int, gpus: int, run_seconds: float) -> dict[str, Any]:
-    body = gpu_jobset(name, workers=workers, gpus_per_worker=gpus, run_seconds=run_seconds)
-    body["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team"}
-    body["spec"]["suspend"] = True  # no webhook in these tests: submit suspended
-    return body
+    # No webhook in these tests: submitted suspended.
+    jobset = kwok_jobset(name, workers=workers, gpus_per_worker=gpus, run_seconds=run_seconds)
+    return jobset.queue("team").suspend().obj()
 
 
 def _get_jobset(custom: Any, namespace: str, name: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from devfleet.multikueue_fleet import MultiKueueFleet
-from devfleet.sample_jobs import gpu_jobset
+from tests.builders import kwok_jobset
 from tests.e2e.multikueue_fixtures import (
     ORIGIN_LABEL,
     ClusterView,
@@ -63,8 +63,8 @@ def test_a_jobset_submitted_on_the_manager_runs_on_one_worker_and_finishes(
     multikueue_fleet: MultiKueueFleet, mk_namespace: str
 ) -> None:
     mk = multikueue_fleet
-    body = gpu_jobset("llm", workers=3, gpus_per_worker=4, run_seconds=3)
-    body["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": mk.spec.local_queue}
+    body = kwok_jobset("llm", workers=3, gpus_per_worker=4, run_seconds=3)
+    body = body.queue(mk.spec.local_queue).obj()
     with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
         _create_jobset(manager, body)
         created = _jobset(manager, "llm") or {}

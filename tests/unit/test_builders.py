@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from devfleet.sample_jobs import gpu_job
+from devfleet.sample_jobs import gpu_job, gpu_jobset
 from tests.builders import (
     GPU,
     KUEUE_API_VERSION,
@@ -36,6 +36,7 @@ from tests.builders import (
     Workload,
     WorkloadPriorityClass,
     kwok_job,
+    kwok_jobset,
     owner_reference,
     pod_set_assignment,
 )
@@ -127,6 +128,11 @@ def test_job_fields() -> None:
 )
 def test_kwok_job_is_devfleets_gpu_job(shape: dict[str, Any]) -> None:
     assert kwok_job("train", **shape).obj() == gpu_job("train", **shape)
+
+
+def test_kwok_jobset_is_devfleets_gpu_jobset() -> None:
+    shape: dict[str, Any] = {"workers": 3, "gpus_per_worker": 4, "run_seconds": 2}
+    assert kwok_jobset("llm", **shape).obj() == gpu_jobset("llm", **shape)
 
 
 def test_a_resource_group_covers_its_flavors_resources_in_first_seen_order() -> None:

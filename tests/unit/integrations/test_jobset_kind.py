@@ -11,7 +11,6 @@ from core.api.codec import decode
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import Admission, PodSetAssignment, Workload
 from core.api.workload_conditions import WorkloadReason
-from devfleet.sample_jobs import gpu_jobset
 from integrations.framework.job_kind import StatusSyncDecision
 from integrations.framework.json_patch import apply_patch
 from integrations.framework.priority import PriorityClasses
@@ -20,6 +19,7 @@ from integrations.framework.workload_builder import build_workload
 from integrations.framework.workload_matching import match_workloads
 from integrations.jobset.kind import JOBSET
 from integrations.registry import REGISTRY
+from tests.builders import kwok_jobset
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"
@@ -35,13 +35,16 @@ FLAVOR = decode(
 
 
 def stored_jobset(**labels: str) -> dict[str, Any]:
-    jobset = gpu_jobset("train", workers=4, gpus_per_worker=8, run_seconds=5)
-    jobset["metadata"].update(
-        namespace="team-a", uid="0f3c5f0e-1b2c-4d5e-8f90-123456789abc", resourceVersion="7"
+    jobset = (
+        kwok_jobset("train", workers=4, gpus_per_worker=8, run_seconds=5)
+        .namespace("team-a")
+        .uid("0f3c5f0e-1b2c-4d5e-8f90-123456789abc")
+        .resource_version("7")
+        .queue("team")
+        .labels(labels)
+        .suspend()
     )
-    jobset["metadata"]["labels"] = {QUEUE: "team", **labels}
-    jobset["spec"]["suspend"] = True
-    return jobset
+    return jobset.obj()
 
 
 def admitted(workload: Workload) -> Workload:
