@@ -7,6 +7,10 @@ runner feeds YAML documents, and both render engine statuses back with the
 TryNextFlavor, preemption policies Never, podSet name `main`, active true, weight 1).
 An AdmissionCheck without an `Active=True` condition is inactive (upstream's check cache).
 A ClusterQueue without `namespaceSelector` selects no namespace, as upstream.
+Two core kinds are read too, for the requests of pods that leave them out: a LimitRange's
+Container- and Pod-type defaults and a node.k8s.io RuntimeClass's `overhead.podFixed`
+(see `core.engine.resource_defaults`); a Workload's pod sets keep their templates'
+resource parts for them.
 
 Times: engine floats are seconds since the epoch; manifests carry RFC 3339 strings.
 Numbers are accepted too (scenario shorthand: seconds).
@@ -14,6 +18,7 @@ Numbers are accepted too (scenario shorthand: seconds).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -60,6 +65,7 @@ from core.engine.model import (
 )
 from core.engine.pod_templates import pod_set_from_template
 from core.engine.quantity import format_quantity, parse_quantity, to_base_units
+from core.engine.resource_defaults import LimitRange, RuntimeClass, resource_view
 
 GROUP_VERSION = "kueue.x-k8s.io/v1beta2"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -279,6 +285,54 @@ def namespace_from_manifest(obj: Json) -> Namespace:
     return Namespace(name=_name(obj), labels=dict(_meta(obj).get("labels") or {}))
 
 
+def _quantities(items: Any, owner: str) -> dict[str, Any]:
+    """A resource list as written, each quantity checked to parse."""
+    out: dict[str, Any] = {}
+    for resource, quantity in (items or {}).items():
+        try:
+            to_base_units(str(resource), quantity)
+        except ValueError as error:
+            raise ManifestError(f"{owner}: {resource}: {error}") from None
+        out[str(resource)] = quantity
+    return out
+
+
+def limit_range_from_manifest(obj: Json) -> LimitRange:
+    """The defaults of a v1 LimitRange (its Container- and Pod-type items; the first item
+    of a type to set a resource wins, as upstream's Summarize)."""
+    meta = _meta(obj)
+    name = _name(obj)
+    owner = f"LimitRange {meta.get('namespace')}/{name}"
+    found: dict[str, dict[str, Any]] = {
+        "container_default": {},
+        "container_default_request": {},
+        "pod_default": {},
+        "pod_default_request": {},
+    }
+    for item in _spec(obj).get("limits") or ():
+        prefix = {"Container": "container", "Pod": "pod"}.get(str(item.get("type")))
+        if prefix is None:
+            continue
+        for field_name, key in (("default", "default"), ("defaultRequest", "default_request")):
+            merged = _quantities(item.get(field_name), f"{owner}: {field_name}")
+            merged.update(found[f"{prefix}_{key}"])
+            found[f"{prefix}_{key}"] = merged
+    return LimitRange(namespace=str(meta.get("namespace") or "default"), name=name, **found)
+
+
+def runtime_class_from_manifest(obj: Json) -> RuntimeClass:
+    """A node.k8s.io/v1 RuntimeClass: the overhead pods of that class carry."""
+    name = _name(obj)
+    overhead = obj.get("overhead")
+    pod_fixed = overhead.get("podFixed") if isinstance(overhead, Mapping) else None
+    return RuntimeClass(
+        name=name,
+        overhead=None
+        if pod_fixed is None
+        else _quantities(pod_fixed, f"RuntimeClass {name}: overhead.podFixed"),
+    )
+
+
 def workload_from_manifest(
     obj: Json, priority_classes: Mapping[str, int] | None = None
 ) -> Workload:
@@ -289,14 +343,15 @@ def workload_from_manifest(
     pod_sets = []
     for ps in spec.get("podSets") or ():
         min_count = ps.get("minCount")
-        pod_sets.append(
-            pod_set_from_template(
-                name=str(ps.get("name") or "main"),
-                count=int(ps.get("count", 1)),
-                min_count=int(min_count) if min_count is not None else None,
-                template=ps.get("template") or {},
-            )
+        template = ps.get("template") or {}
+        pod_set = pod_set_from_template(
+            name=str(ps.get("name") or "main"),
+            count=int(ps.get("count", 1)),
+            min_count=int(min_count) if min_count is not None else None,
+            template=template,
         )
+        view = resource_view(template.get("spec") or {})
+        pod_sets.append(dataclasses.replace(pod_set, resources=view))
     if not pod_sets:
         raise ManifestError(f"Workload {namespace}/{name}: spec.podSets must not be empty")
     pc_ref = spec.get("priorityClassRef") or {}

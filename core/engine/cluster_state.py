@@ -25,6 +25,13 @@ from core.engine.model import (
 from core.engine.pending_queue import PendingQueue, QueueWatcher
 from core.engine.queue_index import QueueIndex
 from core.engine.quota_tree import FlavorResource, Quota, QuotaNode, QuotaTree
+from core.engine.resource_defaults import (
+    NO_DEFAULTS,
+    LimitRange,
+    NamespaceDefaults,
+    RuntimeClass,
+    summarize,
+)
 from core.engine.workload_state import WorkloadState
 
 
@@ -217,11 +224,14 @@ class ClusterState:
         "cqs",
         "dirty",
         "flavors",
+        "limit_ranges",
         "lqs",
+        "namespace_defaults",
         "namespaces",
         "orphans",
         "priority_classes",
         "queues",
+        "runtime_classes",
         "tree",
         "workloads",
     )
@@ -236,6 +246,10 @@ class ClusterState:
         self.namespaces: dict[str, Namespace] = {}
         self.checks: dict[str, AdmissionCheck] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
+        # LimitRanges by namespace and name, and what each namespace's add up to.
+        self.limit_ranges: dict[str, dict[str, LimitRange]] = {}
+        self.namespace_defaults: dict[str, NamespaceDefaults] = {}
+        self.runtime_classes: dict[str, RuntimeClass] = {}
         self.workloads: dict[str, WorkloadState] = {}
         # Pending workloads whose LocalQueue does not exist (yet), by LocalQueue key.
         self.orphans: dict[str, dict[str, WorkloadState]] = {}
@@ -255,6 +269,18 @@ class ClusterState:
         if lq is None:
             return None
         return self.cqs.get(lq.spec.cluster_queue)
+
+    def defaults_of(self, namespace: str) -> NamespaceDefaults:
+        """The LimitRange defaults that apply to pods of `namespace`."""
+        return self.namespace_defaults.get(namespace, NO_DEFAULTS)
+
+    def set_limit_ranges(self, namespace: str, ranges: dict[str, LimitRange]) -> None:
+        if ranges:
+            self.limit_ranges[namespace] = ranges
+            self.namespace_defaults[namespace] = summarize(ranges.values())
+        else:
+            self.limit_ranges.pop(namespace, None)
+            self.namespace_defaults.pop(namespace, None)
 
     def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         ns = self.namespaces.get(namespace)

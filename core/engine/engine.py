@@ -5,8 +5,9 @@ Call protocol
 1. Construct `Engine(config, clock)`. Everything is synchronous and pure: no call does I/O
    or reads the wall clock except through `clock.now()`.
 2. Feed the cluster's objects with `upsert_*` / `delete_*` (ResourceFlavor, Cohort,
-   ClusterQueue, LocalQueue, WorkloadPriorityClass, AdmissionCheck, Namespace) in any order;
-   objects may refer to objects that do not exist yet (the CQ/LQ is inactive until they do).
+   ClusterQueue, LocalQueue, WorkloadPriorityClass, AdmissionCheck, Namespace, and the
+   LimitRanges and RuntimeClasses that pods' requests depend on) in any order; objects may
+   refer to objects that do not exist yet (the CQ/LQ is inactive until they do).
 3. Feed workloads with `add_workload` / `update_workload` / `delete_workload`. A workload
    whose `status.admission` is set is adopted as already holding quota (restart recovery).
 4. Call `schedule()` whenever something changed (or in a loop): it runs one scheduling
@@ -63,6 +64,12 @@ from core.engine.model import (
 from core.engine.preemption import Preemptor
 from core.engine.queueing import dequeue, enqueue, flush_all, flush_inadmissible, mark_pending
 from core.engine.quota_tree import FlavorResource
+from core.engine.resource_defaults import (
+    LimitRange,
+    RuntimeClass,
+    adjusted_requests,
+    needs_adjusting,
+)
 from core.engine.scheduling_cycle import SchedulingCycle
 from core.engine.timers import Timers
 from core.engine.workload_state import (
@@ -129,6 +136,40 @@ class Engine:
         if was_active and not cq.active:
             for ws in list(cq.queue.heap_workloads()) + list(cq.queue.inadmissible.values()):
                 mark_pending(state, ws, _INADMISSIBLE, f"ClusterQueue {cq.name} is inactive")
+
+    def _counted_requests(self, ws: WorkloadState) -> list[dict[str, int]]:
+        """Per-pod requests of ws's pod sets with its namespace's defaults applied."""
+        state = self._state
+        defaults = state.defaults_of(ws.spec.namespace)
+        classes = state.runtime_classes
+        return [
+            adjusted_requests(ps.resources, defaults, classes)
+            if ps.resources is not None and needs_adjusting(ps.resources, defaults, classes)
+            else dict(ps.requests)
+            for ps in ws.spec.pod_sets
+        ]
+
+    def _count_requests(self, ws: WorkloadState) -> None:
+        ws.requests = self._counted_requests(ws)
+        ws.refresh_pod_sets()
+
+    def _recount(self, namespace: str | None = None, runtime_class: str | None = None) -> None:
+        """Defaults changed: count again the workloads they may apply to (of `namespace`,
+        or naming `runtime_class`). Only waiting ones move: a workload holding quota keeps
+        what it was admitted with, and is counted anew if it is ever requeued."""
+        state = self._state
+        for ws in list(state.workloads.values()):
+            if namespace is not None and ws.spec.namespace != namespace:
+                continue
+            if runtime_class is not None and not any(
+                ps.resources is not None and ps.resources.get("runtimeClassName") == runtime_class
+                for ps in ws.spec.pod_sets
+            ):
+                continue
+            if ws.set_requests(self._counted_requests(ws)):
+                ws.last_assignment = None
+                if ws.where != Where.NOWHERE:
+                    enqueue(state, ws)
 
     def _lq_pending(self, lq_key: str) -> list[WorkloadState]:
         state = self._state
@@ -334,12 +375,44 @@ class Engine:
     def delete_namespace(self, name: str) -> None:
         self._state.namespaces.pop(name, None)
 
+    def upsert_limit_range(self, limit_range: LimitRange) -> None:
+        """A LimitRange's defaults now count for pods of its namespace (see
+        `resource_defaults`); waiting workloads there are counted again."""
+        state = self._state
+        ranges = dict(state.limit_ranges.get(limit_range.namespace, {}))
+        if ranges.get(limit_range.name) == limit_range:
+            return
+        ranges[limit_range.name] = limit_range
+        state.set_limit_ranges(limit_range.namespace, ranges)
+        self._recount(namespace=limit_range.namespace)
+
+    def delete_limit_range(self, namespace: str, name: str) -> None:
+        state = self._state
+        ranges = dict(state.limit_ranges.get(namespace, {}))
+        if ranges.pop(name, None) is None:
+            return
+        state.set_limit_ranges(namespace, ranges)
+        self._recount(namespace=namespace)
+
+    def upsert_runtime_class(self, runtime_class: RuntimeClass) -> None:
+        """A RuntimeClass's overhead now counts for templates naming it without their own."""
+        state = self._state
+        if state.runtime_classes.get(runtime_class.name) == runtime_class:
+            return
+        state.runtime_classes[runtime_class.name] = runtime_class
+        self._recount(runtime_class=runtime_class.name)
+
+    def delete_runtime_class(self, name: str) -> None:
+        if self._state.runtime_classes.pop(name, None) is not None:
+            self._recount(runtime_class=name)
+
     # ----------------------------------------------------------------- workloads
     def add_workload(self, workload: Workload) -> StatusChanges:
         state = self._state
         if workload.key in state.workloads:
             return self.update_workload(workload)
         ws = WorkloadState(workload)
+        self._count_requests(ws)
         state.workloads[ws.key] = ws
         if workload.status is not None:
             self._adopt(ws, workload.status)
@@ -408,7 +481,7 @@ class Engine:
             ws.lq_key = f"{workload.namespace}/{workload.queue_name}"
             requeue = True
         if old.pod_sets != workload.pod_sets:
-            ws.refresh_pod_sets()
+            self._count_requests(ws)
             ws.last_assignment = None
             requeue = True
         if requeue and ws.where != Where.NOWHERE:

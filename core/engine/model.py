@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from core.api.admission_check import CheckState
 from core.api.workload_conditions import WorkloadReason
@@ -247,6 +248,10 @@ class PodSet:
     count: int = 1
     min_count: int | None = None
     requests: Mapping[str, int] = field(default_factory=dict)
+    # The template's resource parts as written (`resource_defaults.resource_view`), kept so
+    # the namespace's LimitRange defaults and RuntimeClass overhead can be counted; None:
+    # `requests` is all there is.
+    resources: Mapping[str, Any] | None = None
     node_selector: Mapping[str, str] = field(default_factory=dict)
     required_node_affinity: tuple[NodeSelectorTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()

@@ -91,6 +91,7 @@ class WorkloadState:
         "priority",
         "queue_time",
         "reclaimable",
+        "requests",
         "requeue_at",
         "requeue_count",
         "reserved_at",
@@ -125,16 +126,30 @@ class WorkloadState:
         self.reserved_at: float | None = None
         self.admitted_at: float | None = None
         self.where = Where.NOWHERE
+        # Per-pod requests of each pod set as quota counts them: the spec's, or those with
+        # the namespace's LimitRange defaults and RuntimeClass overhead (set_requests).
+        self.requests: list[dict[str, int]] = [dict(ps.requests) for ps in spec.pod_sets]
         self.pod_sets: list[PodSetCount] = []
         self.refresh_pod_sets()
 
     # -------------------------------------------------------------- requests
+    def set_requests(self, requests: list[dict[str, int]]) -> bool:
+        """New per-pod requests (one dict per pod set); True if they differ."""
+        if requests == self.requests:
+            return False
+        self.requests = requests
+        self.refresh_pod_sets()
+        return True
+
     def refresh_pod_sets(self) -> None:
-        """Recompute counted pod sets from spec and reclaimable pods."""
+        """Recompute counted pod sets from requests and reclaimable pods."""
+        if len(self.requests) != len(self.spec.pod_sets):
+            # Pod sets replaced without a recount: fall back to the spec's own requests.
+            self.requests = [dict(ps.requests) for ps in self.spec.pod_sets]
         out = []
-        for ps in self.spec.pod_sets:
+        for ps, per_pod in zip(self.spec.pod_sets, self.requests, strict=True):
             count = ps.count - self.reclaimable.get(ps.name, 0)
-            out.append(PodSetCount(ps.name, max(0, count), dict(ps.requests)))
+            out.append(PodSetCount(ps.name, max(0, count), dict(per_pod)))
         self.pod_sets = out
 
     # -------------------------------------------------------------- conditions

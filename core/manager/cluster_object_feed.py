@@ -1,7 +1,8 @@
 """Informer events of the queueing objects, turned into engine upserts and deletes.
 
 ResourceFlavors, Cohorts, ClusterQueues, LocalQueues, WorkloadPriorityClasses,
-AdmissionChecks and Namespaces are translated by `core.adapters.kueue_manifests` and
+AdmissionChecks and Namespaces, and the LimitRanges and RuntimeClasses that pods'
+requests depend on, are translated by `core.adapters.kueue_manifests` and
 handed to the engine as they arrive, in any order (the engine tolerates references to
 objects it has not seen yet). An object the adapter rejects is logged and reported as a
 Warning Event on that object; the engine keeps the last good version (or none), so one
@@ -100,6 +101,18 @@ class ClusterObjectFeed:
                 lambda o: engine.upsert_namespace(manifests.namespace_from_manifest(o)),
                 lambda o: engine.delete_namespace(name_of(o)),
             ),
+            "LimitRange": _KindFeed(
+                kinds.LIMIT_RANGES,
+                "LimitRange",
+                lambda o: engine.upsert_limit_range(manifests.limit_range_from_manifest(o)),
+                lambda o: engine.delete_limit_range(namespace_of(o), name_of(o)),
+            ),
+            "RuntimeClass": _KindFeed(
+                kinds.RUNTIME_CLASSES,
+                "RuntimeClass",
+                lambda o: engine.upsert_runtime_class(manifests.runtime_class_from_manifest(o)),
+                lambda o: engine.delete_runtime_class(name_of(o)),
+            ),
         }
 
     @property
@@ -167,6 +180,8 @@ def engine_view(kind: str, obj: Json) -> tuple[Any, ...]:
         return (meta.get("labels") or {},)
     if kind == "WorkloadPriorityClass":
         return (obj.get("value"),)
+    if kind == "RuntimeClass":
+        return (obj.get("overhead"),)
     if kind == "AdmissionCheck":
         active = [
             c.get("status")

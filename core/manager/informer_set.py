@@ -50,6 +50,10 @@ class ManagerInformers:
     jobs: dict[str, Cache]
     """One cache per enabled job kind, by framework name."""
     pod_priority_classes: Cache
+    limit_ranges: Cache
+    """Namespace defaults counted in the requests of pods that leave them out."""
+    runtime_classes: Cache
+    """Pod overhead of RuntimeClasses, counted in the requests of pods naming one."""
 
     @classmethod
     def create(cls, client: KubeClient, kinds_enabled: FrameworkRegistry) -> ManagerInformers:
@@ -79,6 +83,8 @@ class ManagerInformers:
                 for kind in kinds_enabled
             },
             pod_priority_classes=cache(kinds.POD_PRIORITY_CLASSES),
+            limit_ranges=cache(kinds.LIMIT_RANGES),
+            runtime_classes=cache(kinds.RUNTIME_CLASSES),
         )
 
     def __iter__(self) -> Iterator[Cache]:
@@ -94,6 +100,8 @@ class ManagerInformers:
                 self.workloads,
                 *self.jobs.values(),
                 self.pod_priority_classes,
+                self.limit_ranges,
+                self.runtime_classes,
             )
         )
 

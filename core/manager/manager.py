@@ -240,6 +240,8 @@ class KueueManager:
             "WorkloadPriorityClass": informers.workload_priority_classes,
             "AdmissionCheck": informers.admission_checks,
             "Namespace": informers.namespaces,
+            "LimitRange": informers.limit_ranges,
+            "RuntimeClass": informers.runtime_classes,
         }[kind]
 
     def _register_handlers(self) -> None:

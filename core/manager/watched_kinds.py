@@ -20,15 +20,22 @@ WORKLOADS: Final = kind_info("Workload")
 POD_PRIORITY_CLASSES: Final = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
 )
+# What pods' requests depend on beyond their templates: namespace defaults and overhead.
+LIMIT_RANGES: Final = Resource("", "v1", "limitranges", kind="LimitRange")
+RUNTIME_CLASSES: Final = Resource(
+    "node.k8s.io", "v1", "runtimeclasses", namespaced=False, kind="RuntimeClass"
+)
 
 __all__ = [
     "ADMISSION_CHECKS",
     "CLUSTER_QUEUES",
     "COHORTS",
+    "LIMIT_RANGES",
     "LOCAL_QUEUES",
     "NAMESPACES",
     "POD_PRIORITY_CLASSES",
     "RESOURCE_FLAVORS",
+    "RUNTIME_CLASSES",
     "WORKLOADS",
     "WORKLOAD_PRIORITY_CLASSES",
 ]

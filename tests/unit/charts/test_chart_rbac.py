@@ -342,3 +342,17 @@ def test_the_agent_reports_capacity_and_admits_locally_but_reads_no_secrets(
         "ValidatingWebhookConfiguration",
         "APIService",
     }
+
+
+@pytest.mark.parametrize("chart", ["hub", "worker"])
+def test_both_managers_read_what_pods_requests_depend_on_and_write_none_of_it(
+    render_hub: Any, render_worker: Any, chart: str
+) -> None:
+    # LimitRange defaults and RuntimeClass overhead count in Workloads' requests (as
+    # upstream's AdjustResources): both managers inform on them, cluster-wide.
+    access = Access(render_hub() if chart == "hub" else render_worker())
+    for group, resource in (("", "limitranges"), ("node.k8s.io", "runtimeclasses")):
+        for verb in ("get", "list", "watch"):
+            assert access.can(verb, group, resource), (verb, resource)
+        for verb in ("create", "update", "patch", "delete"):
+            assert not access.can(verb, group, resource), (verb, resource)
