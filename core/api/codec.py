@@ -39,7 +39,8 @@ def _dec_hook(type_: type, obj: Any) -> Any:
             return Quantity(obj)
         if isinstance(obj, int | float) and not isinstance(obj, bool):
             return Quantity(format(obj, "g") if isinstance(obj, float) else str(obj))
-        raise msgspec.ValidationError(f"expected a quantity (string or number), got {obj!r}")
+        # A ValueError (not a ValidationError) so msgspec adds the JSON path to the message.
+        raise ValueError(f"expected a quantity (string or number), got {obj!r}")
     raise NotImplementedError(f"cannot decode {type_!r}")
 
 

@@ -1,6 +1,6 @@
 """The few core/v1 types that appear inside Kueue objects: taints, tolerations, resources.
 
-Pod templates are not typed here on purpose (see `markers.PodTemplateSpec`).
+Pod templates stay raw JSON; their schema is described in `core.api.pod_template`.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ CONSTRAINT_KEYS = frozenset(
         "required",
         "defaulted",
         "preserve_unknown",
+        "shape",
         "immutable",
     }
 )
@@ -60,6 +61,11 @@ CONSTRAINT_KEYS = frozenset(
 # Struct-level markers, set as `schema_markers: ClassVar[SchemaMarkers]` on a struct:
 # the same keys as `constrain()` plus "path_rules", a mapping from a dotted path below the
 # struct to extra rules that hold only in this context (lists are stepped into).
+# "preserve_unknown" on a struct keeps fields it does not declare (typed ones are checked).
+#
+# "shape" on a raw `dict[str, Any]` field names a struct that describes the field's schema
+# while the value stays raw JSON at run time (pod templates: typed enough to be refused
+# when unreadable, passed on unchanged otherwise).
 SchemaMarkers = dict[str, Any]
 
 
@@ -129,9 +135,6 @@ LocalQueueName = DnsSubdomain
 TopologyReference = DnsSubdomain
 PodSetReference = DnsLabel
 AdmissionCheckReference = Annotated[str, constrain(max_length=316, min_length=1)]
-
-# A pod template is kept as raw JSON: fleetq only reads a few fields and passes the rest on.
-PodTemplateSpec = Annotated[dict[str, Any], constrain(preserve_unknown=True)]
 
 
 def immutable_rule(message: str = "field is immutable") -> Rule:

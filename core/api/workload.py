@@ -19,7 +19,6 @@ from core.api.markers import (
     Int32,
     LocalQueueName,
     PodSetReference,
-    PodTemplateSpec,
     ResourceFlavorReference,
     Rule,
     SchemaMarkers,
@@ -27,6 +26,7 @@ from core.api.markers import (
     doc,
 )
 from core.api.meta import Condition, ObjectMeta
+from core.api.pod_template import PodTemplateSpec
 from core.api.topology_assignment import DelayedTopologyRequestState, TopologyAssignment
 
 DEFAULT_POD_SET_NAME: Final = "main"
@@ -161,7 +161,8 @@ class PodSet(ApiStruct):
     template: Annotated[
         PodTemplateSpec,
         doc(
-            "Pod template (kept as given); only labels and annotations in its metadata.",
+            "Pod template; only labels and annotations in its metadata, the pod spec's"
+            " other fields kept as given.",
             required=True,
         ),
     ] = {}

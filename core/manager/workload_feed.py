@@ -11,7 +11,9 @@ in each version once and never an older one after a newer. Then:
 - a delete forgets it and releases its quota.
 After each event, a Workload whose status differs from what the engine holds is handed to
 the status writer, which writes the engine's view (or, for an object the engine cannot
-read, a QuotaReserved=False condition saying why).
+read, a QuotaReserved=False condition saying why, naming the field; a Warning event says
+the same). Whatever a Workload holds, its handler never raises: one unreadable object
+is set aside and the others flow on.
 """
 
 from __future__ import annotations
@@ -19,11 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import structlog
 
 from core.adapters.kueue_manifests import JOB_UID_LABEL, workload_from_manifest
+from core.api import codec
 from core.api.admission_check import CheckState
 from core.api.json_types import Json
+from core.api.validation.field_errors import decode_error
+from core.api.validation.schema_rules import validate_schema
+from core.api.workload import Workload as ApiWorkload
+from core.api.workload_conditions import WorkloadConditionType as Cond
 from core.engine.engine import StatusChanges
 from core.engine.model import Workload
 from core.kube.events import EventRecorder, EventType
@@ -49,6 +57,26 @@ from core.manager.workload_status_patch import (
 from core.manager.workload_versions import WorkloadVersions
 
 _CHECK_STATES = frozenset(state.value for state in CheckState)
+
+# What a malformed Workload can raise on its way into the engine (a template field of the
+# wrong type reaches `.get` on a str or an int, for example).
+UNREADABLE = (*TRANSLATION_ERRORS, AttributeError)
+
+
+def unreadable_reason(obj: Json, error: Exception) -> str:
+    """Why a Workload cannot be read, naming the field when the API types can tell (the
+    object may predate the schema that now refuses it); else what the translation said."""
+    try:
+        typed = codec.decode(ApiWorkload, obj)
+    except msgspec.ValidationError as invalid:
+        return str(decode_error(invalid))
+    problems = validate_schema(typed)
+    if problems:
+        return "; ".join(str(problem) for problem in problems[:_SHOWN_PROBLEMS])
+    return str(error) or type(error).__name__
+
+
+_SHOWN_PROBLEMS = 3
 
 
 def _translation_input(obj: Json) -> tuple[Any, ...]:
@@ -129,8 +157,10 @@ class WorkloadFeed:
         key = object_key(obj)
         try:
             workload = workload_from_manifest(obj, self.priority_values)
-        except TRANSLATION_ERRORS as error:
-            message = f"The Workload cannot be queued: {error}"
+        except Exception as error:
+            if not isinstance(error, UNREADABLE):
+                self.log.exception("workload.translation_failed", workload=key)
+            message = f"The Workload cannot be queued: {unreadable_reason(obj, error)}"
             if self.invalid.get(key) != message:
                 self.invalid[key] = message
                 self.log.warning("workload.invalid", workload=key, error=str(error))
@@ -192,6 +222,11 @@ class WorkloadFeed:
             if workload is not None:
                 changes.update(self.engine.update_workload(workload))
                 called = True
+            elif not self._holds_quota(key):
+                # Its new spec cannot be read: queueing the old one would admit what the
+                # object no longer says; forget it until it is readable (status says why).
+                changes.update(self.engine.delete_workload(key))
+                called = True
         if change is not ExternalChange.NONE:
             self.log.info("workload.external_change", workload=key, change=change.value)
             changes.update(self._take_in(key, status_of(new)))
@@ -223,6 +258,11 @@ class WorkloadFeed:
                     )
                 )
         return changes
+
+    def _holds_quota(self, key: str) -> bool:
+        status = self.engine.workload_status(key)
+        reserved = status.condition(Cond.QUOTA_RESERVED) if status is not None else None
+        return reserved is not None and reserved.status
 
     def _is_own_write(self, key: str, obj: Json) -> bool:
         written = self.in_flight.get(key)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 
@@ -295,6 +296,11 @@ def _workload(*pod_sets: dict[str, Any], **spec: Any) -> dict[str, Any]:
     )
 
 
+def _requests(**resources: dict[str, Any]) -> dict[str, Any]:
+    """A pod set whose one container has these requests/limits."""
+    return {"template": {"spec": {"containers": [{"name": "c", "resources": resources}]}}}
+
+
 REJECTED: list[tuple[str, dict[str, Any], str]] = [
     (
         "lendingLimit above nominalQuota",
@@ -470,6 +476,42 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
         "priority must be set when priorityClassRef is set",
     ),
     (
+        "Workload whose pod spec is not an object",
+        _workload({"template": {"spec": 42}}),
+        "template.spec: Invalid value",
+    ),
+    (
+        "Workload whose pod spec has no containers",
+        _workload({"template": {"spec": {"nodeSelector": {"pool": "a"}}}}),
+        "spec.podSets[0].template.spec.containers: Required value",
+    ),
+    (
+        "Workload whose containers are not a list",
+        _workload({"template": {"spec": {"containers": "hello"}}}),
+        "template.spec.containers: Invalid value",
+    ),
+    (
+        "Workload with a request that is not a quantity",
+        _workload(_requests(requests={"cpu": "1.5.3"})),
+        "template.spec.containers[0].resources.requests.cpu: Invalid value",
+    ),
+    (
+        "Workload with a limit that is not a quantity",
+        _workload(_requests(limits={"memory": "12 bananas"})),
+        "template.spec.containers[0].resources.limits.memory: Invalid value",
+    ),
+    (
+        "Workload with a pod-level request that is not a quantity",
+        _workload(
+            {
+                "template": {
+                    "spec": {"resources": {"requests": {"cpu": "x"}}, "containers": [{"name": "c"}]}
+                }
+            }
+        ),
+        "template.spec.resources.requests.cpu: Invalid value",
+    ),
+    (
         "WorkloadPriorityClass description too long",
         _manifest("WorkloadPriorityClass", {"value": 1, "description": "x" * 2049}),
         "may not be more than 2048 bytes",
@@ -490,6 +532,87 @@ def test_apiserver_rejects_invalid_object(
         objects.create(copy.deepcopy(manifest))
     assert rejected.value.status == 422, rejected.value.body
     assert message in rejected.value.message, rejected.value.message
+
+
+def test_apiserver_rejects_a_pod_template_that_is_not_an_object(objects: Objects) -> None:
+    manifest = _workload({})
+    manifest["spec"]["podSets"][0]["template"] = "hello"
+    with pytest.raises(msgspec.ValidationError, match="Expected `object`, got `str`"):
+        decode("Workload", manifest)  # the webhook denies what does not even decode
+    with pytest.raises(objects.rest.Error) as rejected:
+        objects.create(copy.deepcopy(manifest))
+    assert rejected.value.status == 422, rejected.value.body
+    assert "spec.podSets[0].template: Invalid value" in rejected.value.message
+
+
+def test_pod_template_fields_fleetq_does_not_model_pass_through(objects: Objects) -> None:
+    def container(name: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "name": name,
+            "image": "busybox",
+            "command": ["sleep", "1"],
+            "env": [{"name": "A", "value": "1"}],
+            "resources": {"requests": {"cpu": "500m", "memory": 1024}, "limits": {"cpu": 1}},
+            "securityContext": {"runAsNonRoot": True},
+            **extra,
+        }
+
+    spec = {
+        "initContainers": [container("sidecar", restartPolicy="Always")],
+        "containers": [container("main")],
+        "restartPolicy": "Never",
+        "schedulerName": "custom",
+        "nodeSelector": {"pool": "a"},
+        "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+                    ]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 1,
+                        "preference": {"matchExpressions": [{"key": "x", "operator": "Exists"}]},
+                    }
+                ],
+            },
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []},
+        },
+        "overhead": {"cpu": "10m"},
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "3"}},
+    }
+    template = {"metadata": {"labels": {"app": "x"}, "annotations": {"a": "b"}}, "spec": spec}
+    manifest = _workload({"template": template})
+    assert validate(decode("Workload", manifest)) == []
+    stored = objects.create(copy.deepcopy(manifest))
+    assert stored["spec"]["podSets"][0]["template"] == template
+
+
+def test_typed_pod_template_fields_have_upstreams_types(
+    upstream_module_dir: Path, kueue_crds: RunningFleet, kube_rest: dict[str, Any]
+) -> None:
+    """Every property fleetq types below a pod template exists upstream with that type,
+    so typing it refuses only what upstream refuses."""
+    path = upstream_module_dir / "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"
+    upstream = yaml.safe_load(path.read_text())
+    version = next(v for v in upstream["spec"]["versions"] if v["name"] == "v1beta2")
+    served = kube_rest[kueue_crds.manager.name].get(
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{BY_KIND['Workload'].crd_name}"
+    )
+    theirs: dict[str, str] = {}
+    ours: dict[str, str] = {}
+    _property_types(version["schema"]["openAPIV3Schema"], "", theirs)
+    _property_types(served["spec"]["versions"][0]["schema"]["openAPIV3Schema"], "", ours)
+    typed = {p: t for p, t in ours.items() if _below_pod_template(p)}
+    assert len(typed) > 40
+    problems = [
+        f"{p} is {t}, upstream {theirs.get(p, 'missing')}"
+        for p, t in typed.items()
+        if theirs.get(p) != t
+    ]
+    assert problems == []
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,9 @@ def _base_schema(base: Any, constraints: dict[str, Any]) -> Schema:
         if key is not str:
             raise SchemaError(f"map keys must be strings: {base!r}")
         if value is Any:
+            shape = constraints.get("shape")
+            if shape is not None:
+                return struct_schema(shape)
             if not constraints.get("preserve_unknown"):
                 raise SchemaError(f"untyped map needs preserve_unknown: {base!r}")
             return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -155,6 +158,8 @@ def struct_schema(cls: type[ApiStruct], *, root: bool = False) -> Schema:
         node["required"] = sorted(required)
     markers: dict[str, Any] = dict(getattr(cls, "schema_markers", {}))
     path_rules = markers.pop("path_rules", {})
+    if markers.pop("preserve_unknown", False):
+        node["x-kubernetes-preserve-unknown-fields"] = True
     _apply_constraints(node, markers)
     for path, rules in path_rules.items():
         target = _descend(node, path)

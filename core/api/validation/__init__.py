@@ -2,7 +2,8 @@
 webhooks enforce; the hub's admission webhooks and the CLI call these.
 
 `validate(obj)` runs the schema-marker checks and the kind's cross-field rules;
-`validate_update(old, new)` adds the rules about what may change.
+`validate_update(old, new)` adds the rules about what may change, and, like the
+apiserver, lets through schema errors of values the update left as they were.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from core.api.validation.queues import (
     validate_local_queue,
     validate_local_queue_update,
 )
+from core.api.validation.ratcheting import new_errors
 from core.api.validation.schema_rules import validate_schema
 from core.api.validation.workload import validate_workload, validate_workload_update
 from core.api.workload import Workload
@@ -73,7 +75,7 @@ def validate_update(old: ApiStruct, new: ApiStruct) -> list[FieldError]:
     """Every problem with changing `old` into `new`."""
     if type(old) is not type(new):
         raise TypeError(f"cannot compare a {type(old).__name__} with a {type(new).__name__}")
-    errors = validate_schema(new)
+    errors = new_errors(old, new, validate_schema(new))
     update_rules = _UPDATE.get(type(new))
     if update_rules is not None:
         errors.extend(update_rules(old, new))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
+
+import msgspec
 
 
 class ErrorType(enum.StrEnum):
@@ -78,6 +81,22 @@ def too_many(path: FieldPath, message: str) -> FieldError:
 
 def not_found(path: FieldPath, message: str) -> FieldError:
     return FieldError(str(path), ErrorType.NOT_FOUND, message)
+
+
+_AT_PATH = re.compile(r"^(?P<message>.*) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
+_MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
+
+
+def decode_error(error: msgspec.ValidationError, at: FieldPath = ROOT) -> FieldError:
+    """msgspec's "Expected `str`, got `int` - at `$.x`" as an error on field `at.x`."""
+    text = str(error)
+    match = _AT_PATH.match(text)
+    message, below = (text, "") if match is None else (match["message"], match["path"])
+    path = f"{at.text}{below}" if at.text else below.lstrip(".")
+    missing = _MISSING.match(message)
+    if missing is not None:
+        return required(FieldPath(path).child(missing["field"]))
+    return FieldError(path or str(ROOT), ErrorType.INVALID, message)
 
 
 def summary(errors: list[FieldError]) -> str:

@@ -1,9 +1,9 @@
 """Checks every field against the same markers the CRD schema is generated from.
 
 This is the Python twin of the apiserver's OpenAPI validation (lengths, patterns, ranges,
-list sizes, unique list keys, quantity syntax), so a webhook or the CLI can reject an
-object with the same verdict before it reaches a server. Cross-field rules live in the
-per-kind modules.
+list sizes, unique list keys, quantity syntax, and the types inside raw JSON that has a
+`shape`, such as pod templates), so a webhook or the CLI can reject an object with the
+same verdict before it reaches a server. Cross-field rules live in the per-kind modules.
 
 An empty string, empty list or empty map stands for "not set" (the encoder omits it), so
 minimum sizes only apply to fields that are required or actually set.
@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from core.api import codec
 from core.api.api_struct import ApiStruct
 from core.api.markers import unwrap
 from core.api.quantity import Quantity, is_quantity
@@ -28,6 +29,7 @@ from core.api.validation.field_errors import (
     ErrorType,
     FieldError,
     FieldPath,
+    decode_error,
     duplicate,
     invalid,
     required,
@@ -104,7 +106,23 @@ def _check_value(value: Any, tp: Any, path: FieldPath, errors: list[FieldError])
     elif origin is list:
         _check_list(value, typing.get_args(base)[0], rules, path, errors)
     elif origin is dict:
-        _check_map(value, typing.get_args(base)[1], rules, path, errors)
+        shape = rules.get("shape")
+        if shape is not None:
+            _check_shaped(value, shape, path, errors)
+        else:
+            _check_map(value, typing.get_args(base)[1], rules, path, errors)
+
+
+def _check_shaped(
+    value: dict[str, Any], shape: type[ApiStruct], path: FieldPath, errors: list[FieldError]
+) -> None:
+    """Raw JSON with a described shape: the types first, then the markers of the shape."""
+    try:
+        shaped = codec.decode(shape, value)
+    except msgspec.ValidationError as error:
+        errors.append(decode_error(error, path))
+        return
+    _check_struct(shaped, path, errors)
 
 
 def _check_quantity(value: str, path: FieldPath, errors: list[FieldError]) -> None:

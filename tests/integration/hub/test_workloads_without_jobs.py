@@ -158,7 +158,9 @@ async def test_a_workload_the_engine_cannot_read_is_told_why_and_blocks_nobody(
     flavor = await cluster.flavor("cpu", {})
     cq = await cluster.cluster_queue("bad", flavor, "2")
     lq = await cluster.local_queue("main", cq)
-    await cluster.workload("broken", lq, cpu="plenty")  # the schema keeps templates opaque
+    # The CRD refuses a request that is not a quantity ("plenty"); one that matches the
+    # quantity pattern but no quantity fleetq can count still gets through the schema.
+    await cluster.workload("broken", lq, cpu="1e5000")
     await cluster.workload("fine", lq)
 
     await cluster.eventually(lambda: _workload_if(cluster, "fine", "Admitted"), what="fine in")
@@ -170,7 +172,11 @@ async def test_a_workload_the_engine_cannot_read_is_told_why_and_blocks_nobody(
 
     reserved = await cluster.eventually(told, what="broken workload's condition")
     assert reserved["status"] == "False"
-    assert "plenty" in reserved["message"]
+    assert reserved["message"].startswith(
+        "The Workload cannot be queued:"
+        " spec.podSets[0].template.spec.containers[0].resources.requests[cpu]:"
+    ), reserved["message"]
+    assert "1e5000" in reserved["message"]
 
     async def warned() -> list[dict[str, Any]] | None:
         page = await cluster.client.list(

@@ -12,6 +12,7 @@ from core.api.crdgen.__main__ import main as crdgen_main
 from core.api.crdgen.crd import crd_document
 from core.api.crdgen.files import CHART_CRD_DIRS, HEADER, check, file_name, write
 from core.api.crdgen.schema import SchemaError, root_schema, struct_schema
+from core.api.quantity import QUANTITY_PATTERN
 from core.api.registry import BY_KIND, KINDS, KindInfo
 
 KIND_IDS = [info.kind for info in KINDS]
@@ -74,14 +75,21 @@ def test_list_map_keys_are_required_or_defaulted(info: KindInfo) -> None:
 
 def test_lists_and_strings_under_rules_are_bounded() -> None:
     # CEL cost estimates need bounds; every list in our schemas has maxItems except atomic
-    # selector values, which no rule reads.
+    # selector values and the lists of pod templates (unbounded upstream too), which no
+    # rule reads.
     unbounded = [
         f"{info.kind}{path}"
         for info in KINDS
         for path, node in nodes(root_schema(info.type))
         if node.get("type") == "array" and "maxItems" not in node
     ]
-    assert all("namespaceSelector.matchExpressions" in path for path in unbounded), unbounded
+    assert all(
+        "namespaceSelector.matchExpressions" in path or ".template." in path for path in unbounded
+    ), unbounded
+    template = root_schema(BY_KIND["Workload"].type)["properties"]["spec"]["properties"]["podSets"][
+        "items"
+    ]["properties"]["template"]
+    assert not [path for path, node in nodes(template) if "x-kubernetes-validations" in node]
 
 
 def test_cluster_queue_schema_carries_upstream_defaults_enums_and_rules() -> None:
@@ -122,14 +130,39 @@ def test_cohort_quotas_do_not_get_the_cluster_queue_only_rule() -> None:
     assert "lendingLimit must be less than or equal to nominalQuota" not in messages
 
 
-def test_pod_templates_are_kept_opaque() -> None:
+def test_pod_templates_are_typed_where_fleetq_reads_them_and_pass_the_rest_through() -> None:
     spec = root_schema(BY_KIND["Workload"].type)["properties"]["spec"]
     template = spec["properties"]["podSets"]["items"]["properties"]["template"]
-    assert template == {
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": True,
-        "description": template["description"],
-    }
+    # Upstream types template and spec as objects; a template that is not one is refused.
+    assert template["type"] == "object" and template["description"]
+    assert set(template["properties"]) == {"metadata", "spec"}
+    assert "x-kubernetes-preserve-unknown-fields" not in template
+    meta = template["properties"]["metadata"]
+    assert set(meta["properties"]) == {"annotations", "finalizers", "labels", "name", "namespace"}
+    pod = template["properties"]["spec"]
+    assert pod["type"] == "object"
+    assert pod["required"] == ["containers"]
+    assert pod["x-kubernetes-preserve-unknown-fields"] is True
+    containers = pod["properties"]["containers"]
+    assert containers["x-kubernetes-list-type"] == "map"
+    assert containers["x-kubernetes-list-map-keys"] == ["name"]
+    container = containers["items"]
+    assert container["required"] == ["name"]
+    assert container["x-kubernetes-preserve-unknown-fields"] is True
+    for group in ("containers", "initContainers"):
+        resources = pod["properties"][group]["items"]["properties"]["resources"]["properties"]
+        for field in ("requests", "limits"):
+            quantity = resources[field]["additionalProperties"]
+            assert quantity["x-kubernetes-int-or-string"] is True
+            assert quantity["pattern"] == QUANTITY_PATTERN
+    for field in ("overhead",):
+        assert pod["properties"][field]["additionalProperties"]["pattern"] == QUANTITY_PATTERN
+    pod_level = pod["properties"]["resources"]["properties"]["requests"]["additionalProperties"]
+    assert pod_level["pattern"] == QUANTITY_PATTERN
+    terms = pod["properties"]["affinity"]["properties"]["nodeAffinity"]["properties"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert terms["required"] == ["nodeSelectorTerms"]
 
 
 def test_transition_rules_use_old_self() -> None:

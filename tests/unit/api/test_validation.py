@@ -53,6 +53,11 @@ def workload(
     return obj("Workload", spec={"podSets": sets, **spec}, status=status or {})
 
 
+def pod_resources(**resources: dict[str, Any]) -> dict[str, Any]:
+    """A pod set whose one container has these requests/limits."""
+    return {"template": {"spec": {"containers": [{"name": "c", "resources": resources}]}}}
+
+
 def reserved(*extra: dict[str, Any]) -> list[dict[str, Any]]:
     condition = {
         "type": "QuotaReserved",
@@ -423,6 +428,42 @@ INVALID: list[tuple[str, ApiStruct, str, str]] = [
         "reserved for Kueue",
     ),
     (
+        "pod template spec that is not an object",
+        workload({"template": {"spec": 42}}),
+        "spec.podSets[0].template.spec",
+        "Expected `object | null`, got `int`",
+    ),
+    (
+        "pod template without containers",
+        workload({"template": {"spec": {"nodeSelector": {"pool": "a"}}}}),
+        "spec.podSets[0].template.spec.containers",
+        "must be set",
+    ),
+    (
+        "pod template whose containers are not a list",
+        workload({"template": {"spec": {"containers": "hello"}}}),
+        "spec.podSets[0].template.spec.containers",
+        "Expected `array`, got `str`",
+    ),
+    (
+        "container without a name",
+        workload({"template": {"spec": {"containers": [{"image": "busybox"}]}}}),
+        "spec.podSets[0].template.spec.containers[0].name",
+        "must be set",
+    ),
+    (
+        "request that is not a quantity",
+        workload(pod_resources(requests={"cpu": "1.5.3"})),
+        "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]",
+        "'1.5.3' is not a quantity",
+    ),
+    (
+        "limit that is not a quantity",
+        workload(pod_resources(limits={"memory": "12 bananas"})),
+        "spec.podSets[0].template.spec.containers[0].resources.limits[memory]",
+        "'12 bananas' is not a quantity",
+    ),
+    (
         "priorityClassRef without priority",
         workload(
             {},
@@ -776,6 +817,22 @@ UPDATES: list[tuple[str, ApiStruct, ApiStruct, str | None]] = [
             status={"conditions": reserved(), "reclaimablePods": [{"name": "main", "count": 1}]},
         ),
         "status.reclaimablePods[main].count: Invalid value: cannot decrease below 2",
+    ),
+    (
+        "a status written on a Workload stored before its template became invalid",
+        workload(pod_resources(requests={"cpu": "-2"}), {"name": "b", "template": {"spec": 1}}),
+        workload(
+            pod_resources(requests={"cpu": "-2"}),
+            {"name": "b", "template": {"spec": 1}},
+            status={"nominatedClusterNames": ["w1"]},
+        ),
+        None,
+    ),
+    (
+        "a template changed to one without containers",
+        workload({}),
+        workload({"template": {"spec": {}}}),
+        "spec.podSets[0].template.spec.containers: Required value",
     ),
 ]
 
