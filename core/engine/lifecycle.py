@@ -58,7 +58,8 @@ def usage_from_admission(ws: WorkloadState) -> dict[FlavorResource, int]:
         after_reclaim = counts.get(psa.name, psa.count)
         for res, total in psa.resource_usage.items():
             flavor = psa.flavors.get(res)
-            if flavor is None or total == 0:
+            # A negative total (written by someone else) never lowers usage.
+            if flavor is None or total <= 0:
                 continue
             if after_reclaim < psa.count and psa.count > 0:
                 total = total // psa.count * after_reclaim

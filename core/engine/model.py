@@ -255,6 +255,9 @@ class PodSet:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     required_node_affinity: tuple[NodeSelectorTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    # What is wrong with the template's resource lists (requests above limits, negative
+    # quantities), as field errors relative to `template.spec`; any makes it inadmissible.
+    resource_problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

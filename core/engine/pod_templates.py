@@ -11,7 +11,11 @@ tolerations. Effective requests follow Kubernetes' rules:
 - sidecars (`restartPolicy: Always` init containers) run beside the app containers and add
   to their sum;
 - pod `overhead` is added; pod-level `resources.requests` replace the computed value of
-  the resources they name.
+  the resources they name;
+- a resource whose effective request is negative is not counted at all.
+
+The resource lists are also checked (`resource_validation`): requests above limits or
+negative quantities make the pod set, and so its workload, inadmissible.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from core.api.json_types import Json
 from core.engine.model import NodeSelectorTerm, PodSet, SelectorRequirement, Toleration
 from core.engine.quantity import to_base_units
+from core.engine.resource_validation import template_resource_problems
 
 
 def _container_requests(container: Json) -> dict[str, int]:
@@ -75,7 +80,10 @@ def pod_requests(spec: Json) -> dict[str, int]:
     pod_level = (spec.get("resources") or {}).get("requests") or {}
     for name, qty in pod_level.items():
         total[name] = to_base_units(name, qty)
-    return {name: value for name, value in total.items() if value != 0}
+    # A negative request never counts (as upstream's FloorToZero): it would give back
+    # quota that admitted workloads hold. Such a pod set is inadmissible anyway (see
+    # resource_validation); this keeps every sum over requests honest.
+    return {name: value for name, value in total.items() if value > 0}
 
 
 def _requirements(items: Iterable[Json]) -> tuple[SelectorRequirement, ...]:
@@ -127,4 +135,5 @@ def pod_set_from_template(
         node_selector=dict(spec.get("nodeSelector") or {}),
         required_node_affinity=required_node_affinity(spec),
         tolerations=tolerations(spec),
+        resource_problems=template_resource_problems(spec),
     )

@@ -1,8 +1,9 @@
 """One scheduling cycle, as upstream Kueue's scheduler runs it.
 
 1. Pop at most one head from every active ClusterQueue.
-2. Nominate: check admission checks and the namespace selector, then assign flavors and,
-   when preemption is needed, pick victims (partial admission as a fallback).
+2. Nominate: check admission checks, the namespace selector and the resource lists
+   (requests within limits, none negative), then assign flavors and, when preemption is
+   needed, pick victims (partial admission as a fallback).
 3. Order the entries: classic (not borrowing first, then priority, then FIFO) or the
    fair-sharing tournament.
 4. Process in order against the live quota tree, which earlier entries of this cycle
@@ -42,6 +43,7 @@ from core.engine.quota_tree import (
     fits,
     remove_usages,
 )
+from core.engine.resource_validation import resource_validation_message
 from core.engine.workload_state import WorkloadState
 
 PENDING = WorkloadReason.PENDING.value
@@ -71,6 +73,11 @@ class Entry:
     message: str = ""
     requeue_reason: RequeueReason = RequeueReason.GENERIC
     pending_reason: str = PENDING
+
+
+def invalid_resources(ws: WorkloadState) -> str | None:
+    """Why the workload's resource lists make it inadmissible, or None."""
+    return resource_validation_message(ps.resource_problems for ps in ws.spec.pod_sets)
 
 
 class SchedulingCycle:
@@ -133,6 +140,8 @@ class SchedulingCycle:
             elif not namespace_selected(self.state, cq, ws):
                 entry.message = "Workload namespace doesn't match ClusterQueue selector"
                 entry.requeue_reason = RequeueReason.NAMESPACE_MISMATCH
+            elif (invalid := invalid_resources(ws)) is not None:
+                entry.message = invalid
             else:
                 assignment, targets = self._assignments(ws, cq)
                 entry.assignment = assignment

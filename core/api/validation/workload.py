@@ -1,8 +1,9 @@
 """Cross-field rules of Workloads, on create and on update.
 
 Mirrors upstream's CEL rules and webhook: pod-set counts, partial admission, the reserved
-`pods` resource, consistency of admission with the spec, and what may not change while
-quota is reserved.
+`pods` resource and non-negative requests and limits (upstream's
+WorkloadValidateResourcesAreNonNegative, on by default since v0.19), consistency of
+admission with the spec, and what may not change while quota is reserved.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from core.api.workload import (
 )
 from core.api.workload_conditions import WorkloadConditionType
 
+# Upstream's (apimachinery's) wording for a quantity below zero.
+NEGATIVE_QUANTITY_MESSAGE = "must be greater than or equal to 0"
+
 _EXPECTED_KIND = {
     PriorityClassGroup.KUEUE: PriorityClassKind.WORKLOAD_PRIORITY_CLASS,
     PriorityClassGroup.SCHEDULING: PriorityClassKind.PRIORITY_CLASS,
@@ -47,8 +51,12 @@ def quota_reserved(wl: Workload) -> bool:
     return has_condition(wl, WorkloadConditionType.QUOTA_RESERVED)
 
 
-def validate_workload(wl: Workload) -> list[FieldError]:
+def validate_workload(wl: Workload, old: Workload | None = None) -> list[FieldError]:
+    """Rules on a Workload; with `old` (an update), pod templates left as they were are
+    not judged again by the resource rules, so a Workload stored before a rule existed
+    can still have its status written (as the apiserver ratchets its schema)."""
     spec_path = ROOT.child("spec")
+    old_templates = {} if old is None else {ps.name: ps.template for ps in old.spec.pod_sets}
     errors: list[FieldError] = []
     pod_sets_path = spec_path.child("podSets")
     if not wl.spec.pod_sets:
@@ -71,7 +79,8 @@ def validate_workload(wl: Workload) -> list[FieldError]:
                     f"{pod_set.min_count} must not be greater than count ({pod_set.count})",
                 )
             )
-        errors.extend(_reserved_resource(pod_set.template, item.child("template", "spec")))
+        if old_templates.get(pod_set.name) != pod_set.template:
+            errors.extend(_pod_set_resources(pod_set.template, item.child("template", "spec")))
     ref = wl.spec.priority_class_ref
     if ref is not None:
         if wl.spec.priority is None:
@@ -89,26 +98,50 @@ def validate_workload(wl: Workload) -> list[FieldError]:
     return errors
 
 
-def _reserved_resource(template: dict[str, Any], path: FieldPath) -> list[FieldError]:
+# The resource lists of a container or of a pod.
+_RESOURCE_LISTS = ("requests", "limits")
+
+
+def _resource_lists(template: dict[str, Any], path: FieldPath) -> list[tuple[FieldPath, Any]]:
+    """Every requests/limits map of a pod template (containers, init containers and
+    pod-level resources), with its field path; parts that are not objects are skipped
+    (the schema check reports them)."""
     spec = template.get("spec") if isinstance(template, dict) else None
     if not isinstance(spec, dict):
         return []
-    errors: list[FieldError] = []
+    found: list[tuple[FieldPath, Any]] = []
     for group in ("initContainers", "containers"):
-        containers = spec.get(group) or []
+        containers = spec.get(group)
+        if not isinstance(containers, list):
+            continue
         for position, container in enumerate(containers):
-            if not isinstance(container, dict):
-                continue
-            requests = (container.get("resources") or {}).get("requests") or {}
-            if RESERVED_POD_RESOURCE in requests:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            if isinstance(resources, dict):
+                where = path.child(group).index(position).child("resources")
+                found += [(where.child(name), resources.get(name)) for name in _RESOURCE_LISTS]
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, dict):
+        where = path.child("resources")
+        found += [(where.child(name), pod_level.get(name)) for name in _RESOURCE_LISTS]
+    return [(where, listed) for where, listed in found if isinstance(listed, dict) and listed]
+
+
+def _pod_set_resources(template: dict[str, Any], path: FieldPath) -> list[FieldError]:
+    """Upstream's webhook rules for resource lists: the `pods` key is Kueue's own, and no
+    quantity may be negative (a negative request would free quota it never held)."""
+    errors: list[FieldError] = []
+    for where, listed in _resource_lists(template, path):
+        for resource, quantity in listed.items():
+            if resource == RESERVED_POD_RESOURCE:
                 errors.append(
                     invalid(
-                        path.child(group)
-                        .index(position)
-                        .child("resources", "requests")
-                        .key(RESERVED_POD_RESOURCE),
+                        where.key(RESERVED_POD_RESOURCE),
                         "the 'pods' resource is reserved for Kueue's own accounting",
                     )
+                )
+            if is_quantity(quantity) and parse_quantity(quantity) < 0:
+                errors.append(
+                    invalid(where.key(resource), f'"{quantity}": {NEGATIVE_QUANTITY_MESSAGE}')
                 )
     return errors
 
@@ -189,7 +222,7 @@ def _usage_divisible(
 
 
 def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
-    errors = validate_workload(new)
+    errors = validate_workload(new, old)
     spec_path = ROOT.child("spec")
     status_path = ROOT.child("status")
     old_reserved, new_reserved = quota_reserved(old), quota_reserved(new)

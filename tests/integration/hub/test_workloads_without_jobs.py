@@ -15,6 +15,7 @@ from core.kube.resources import EVENTS
 from core.manager import watched_kinds as kinds
 from hub.app import HubOptions
 from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER
+from tests.builders import PodTemplate, Workload
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -187,6 +188,45 @@ async def test_a_workload_the_engine_cannot_read_is_told_why_and_blocks_nobody(
 
     events = await cluster.eventually(warned, what="a Warning event on the workload")
     assert events[0]["type"] == "Warning"
+
+
+async def test_wrong_resource_lists_stay_pending_and_never_bypass_quota(
+    hubs: Any, cluster: Any
+) -> None:
+    """Without the hub's webhooks (as here) the API takes a negative request; the engine
+    keeps it pending and never lets it free quota: 8 and 4 cpus never share 8."""
+    await hubs.start()
+    flavor = await cluster.flavor("cpu", {})
+    cq = await cluster.cluster_queue("eight", flavor, "8")
+    lq = await cluster.local_queue("main", cq)
+    await cluster.workload("negative", lq, cpu="-4")
+    over = PodTemplate().request("cpu", "2").limit("cpu", "1")
+    await cluster.create(kinds.WORKLOADS, Workload("over").queue(lq).pod_set(template=over).obj())
+    await cluster.workload("eight", lq, cpu="8")
+    await cluster.eventually(lambda: _workload_if(cluster, "eight", "Admitted"), what="eight in")
+    await cluster.workload("four", lq, cpu="4")
+
+    async def pending_with(name: str, fragment: str) -> str | None:
+        message = await _reason(cluster, name)
+        return message if message is not None and fragment in message else None
+
+    negative = await cluster.eventually(
+        lambda: pending_with("negative", "must be greater than"), what="negative told why"
+    )
+    assert negative == (
+        "resources validation failed: spec.podSets[0].template.spec.containers[0]"
+        '.resources.requests[cpu]: Invalid value: "-4": must be greater than or equal to 0'
+    )
+    over_message = await cluster.eventually(
+        lambda: pending_with("over", "limits"), what="over told why"
+    )
+    assert over_message == (
+        "resources validation failed: spec.podSets[0].template.spec.containers[0]:"
+        ' Invalid value: ["cpu"]: requests must not exceed its limits'
+    )
+    await cluster.eventually(lambda: pending_with("four", "insufficient"), what="four waits")
+    for name in ("negative", "over", "four"):
+        assert not cluster.is_true(await cluster.get(kinds.WORKLOADS, name), "QuotaReserved")
 
 
 async def test_probes_and_metrics_are_served_with_upstream_names(hubs: Any, cluster: Any) -> None:

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 CLUSTER_QUEUES = kind_info("ClusterQueue")
 LOCAL_QUEUES = kind_info("LocalQueue")
 ADMISSION_CHECKS = kind_info("AdmissionCheck")
+WORKLOADS = kind_info("Workload")
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 # The `webhook_hub` fixture (conftest.py): client, labels, namespaces, certificate manager.
@@ -171,6 +172,40 @@ async def test_cluster_queue_rule_beyond_the_crd_is_rejected(webhook_hub: Webhoo
     fine = _unique("wh-cq-fine")
     await hub.client.create(CLUSTER_QUEUES, _cluster_queue(fine, {}, hub.labels))
     await hub.client.delete(CLUSTER_QUEUES, fine)
+
+
+async def test_workload_with_a_negative_request_is_rejected_with_upstreams_message(
+    webhook_hub: WebhookHub,
+) -> None:
+    hub = webhook_hub
+    namespace = await hub.create_namespace("wh-wl")
+
+    def workload(name: str, cpu: str) -> dict[str, Any]:
+        container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+        return {
+            "apiVersion": WORKLOADS.api_version,
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace, "labels": hub.labels},
+            "spec": {
+                "queueName": "main",
+                "podSets": [{"name": "main", "template": {"spec": {"containers": [container]}}}],
+            },
+        }
+
+    # The CRD's quantity pattern allows a sign: only the webhook stands in the way.
+    with pytest.raises(ApiError) as raised:
+        await hub.client.create(WORKLOADS, workload(_unique("negative"), "-4"))
+    assert raised.value.status == 403
+    assert 'admission webhook "vworkload.fleetq.dev" denied the request' in raised.value.message
+    assert (
+        "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: Invalid value:"
+        ' "-4": must be greater than or equal to 0' in raised.value.message
+    )
+
+    fine = _unique("positive")
+    created = await hub.client.create(WORKLOADS, workload(fine, "4"))
+    assert created["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["image"]
+    await hub.client.delete(WORKLOADS, fine, namespace=namespace)
 
 
 def _secret_bytes(secret: dict[str, Any], key: str) -> bytes:

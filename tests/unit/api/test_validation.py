@@ -464,6 +464,56 @@ INVALID: list[tuple[str, ApiStruct, str, str]] = [
         "'12 bananas' is not a quantity",
     ),
     (
+        "negative request",
+        workload(pod_resources(requests={"cpu": "-2"})),
+        "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]",
+        '"-2": must be greater than or equal to 0',
+    ),
+    (
+        "negative limit of an init container",
+        workload(
+            {
+                "template": {
+                    "spec": {
+                        "initContainers": [
+                            {"name": "i", "resources": {"limits": {"memory": "-1Gi"}}}
+                        ],
+                        "containers": [{"name": "c"}],
+                    }
+                }
+            }
+        ),
+        "spec.podSets[0].template.spec.initContainers[0].resources.limits[memory]",
+        '"-1Gi": must be greater than or equal to 0',
+    ),
+    (
+        "negative pod-level request",
+        workload(
+            {
+                "template": {
+                    "spec": {
+                        "resources": {"requests": {"cpu": -1}},
+                        "containers": [{"name": "c"}],
+                    }
+                }
+            }
+        ),
+        "spec.podSets[0].template.spec.resources.requests[cpu]",
+        '"-1": must be greater than or equal to 0',
+    ),
+    (
+        "reserved pods resource in pod-level limits",
+        workload(
+            {
+                "template": {
+                    "spec": {"resources": {"limits": {"pods": "1"}}, "containers": [{"name": "c"}]}
+                }
+            }
+        ),
+        "spec.podSets[0].template.spec.resources.limits[pods]",
+        "reserved for Kueue",
+    ),
+    (
         "priorityClassRef without priority",
         workload(
             {},
@@ -827,6 +877,13 @@ UPDATES: list[tuple[str, ApiStruct, ApiStruct, str | None]] = [
             status={"nominatedClusterNames": ["w1"]},
         ),
         None,
+    ),
+    (
+        "a template changed to a negative request",
+        workload(pod_resources(requests={"cpu": "2"})),
+        workload(pod_resources(requests={"cpu": "-2"})),
+        "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: Invalid value:"
+        ' "-2": must be greater than or equal to 0',
     ),
     (
         "a template changed to one without containers",
