@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .PHONY: help install tools fleet-tools crds lint typecheck test test-unit test-integration test-e2e \
-        demo fleet-up fleet-down fleet-status bench clean
+        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance
 
 help:
 	@echo "make demo   - build tools, start a local fleet, install fleetq, spread GPU/CPU jobs, tear down (KEEP=1 keeps it)"
@@ -72,6 +72,14 @@ fleet-status: install
 
 fleet-down: install
 	$(BIN)/fleetq dev down
+
+# Upstream Kueue's e2e suites and kubectl-kueue (heavy; not in FLEET_TOOLS, CI never builds
+# them) and a run of singlecluster/baseline against fleetq (docs/conformance.md).
+conformance-tools: install
+	$(BIN)/fleetq dev tools conformance
+
+conformance: install
+	$(BIN)/fleetq dev conformance $(CONFORMANCE_ARGS)
 
 bench: install
 	$(BIN)/python bench/engine/run.py

@@ -66,6 +66,25 @@ def register(commands: Any) -> None:
     demo.add_argument("--name", default="demo", help="fleet name (default: demo)")
     demo.set_defaults(handler=_demo)
 
+    conformance = sub.add_parser(
+        "conformance",
+        help="run upstream Kueue's singlecluster/baseline e2e suite against fleetq (JUnit)",
+    )
+    conformance.add_argument(
+        "--label-filter",
+        default=None,
+        help="ginkgo label filter (default: devfleet.conformance.DEFAULT_LABEL_FILTER)",
+    )
+    conformance.add_argument("--focus", help="ginkgo focus regexp (default: none)")
+    conformance.add_argument("--timeout", default="20m", help="ginkgo suite timeout (default: 20m)")
+    conformance.add_argument(
+        "--keep", action="store_true", help="leave the fleet and the hub running afterwards"
+    )
+    conformance.add_argument(
+        "--name", default="conformance", help="fleet name (default: conformance)"
+    )
+    conformance.set_defaults(handler=_conformance)
+
     down = sub.add_parser("down", help="stop every cluster and remove the fleet's state")
     down.add_argument("--name", default="dev", help="fleet name (default: dev)")
     down.set_defaults(handler=_down)
@@ -124,6 +143,44 @@ def _demo(args: argparse.Namespace) -> int:
     ) as exc:
         console.print(f"[red]fleetq dev demo: {exc}[/red]", highlight=False)
         return 1
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from devfleet.conformance import (
+        DEFAULT_LABEL_FILTER,
+        ConformanceError,
+        ConformanceOptions,
+        run_conformance,
+    )
+    from devfleet.fleet_process import FleetProcessError
+
+    options = ConformanceOptions(
+        fleet_name=args.name,
+        label_filter=args.label_filter or DEFAULT_LABEL_FILTER,
+        focus=args.focus,
+        suite_timeout=args.timeout,
+        keep=args.keep,
+    )
+    try:
+        summary = run_conformance(options, say=_say)
+    except (
+        ConformanceError,
+        FleetError,
+        FleetSpecError,
+        KwokctlError,
+        ClusterNotReady,
+        ToolBuildError,
+        FleetProcessError,
+        AssertionError,
+    ) as exc:
+        console.print(f"[red]fleetq dev conformance: {exc}[/red]", highlight=False)
+        return 1
+    for node in summary.failed_suite_nodes:
+        _say(f"suite node {node.status}: {node.name}: {node.message}")
+    for spec in summary.failed:
+        _say(f"{spec.status}: {spec.name}" + (f"\n    {spec.message}" if spec.message else ""))
+    _say(f"singlecluster/baseline: {summary.line()}")
+    return 0 if not summary.failed and not summary.failed_suite_nodes else 1
 
 
 def _status(args: argparse.Namespace) -> int:

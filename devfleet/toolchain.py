@@ -28,6 +28,7 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
+CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
 def tools_cache_dir() -> Path:
@@ -59,6 +60,10 @@ class GoTool:
     binaries: tuple[str, ...]
     checks: dict[str, VersionCheck]
     ldflags: tuple[str, ...] = ()
+    test_binaries: tuple[tuple[str, str], ...] = ()
+    """(binary, package) pairs compiled with `go test -c`: test-only packages (e2e suites)."""
+    on_request: bool = False
+    """Built only when named (`fleetq dev tools NAME`), never by a build of every tool."""
 
     @property
     def module_dir(self) -> Path:
@@ -80,6 +85,7 @@ class GoTool:
                 digest.update(path.read_bytes())
         digest.update(" ".join(self.ldflags).encode())
         digest.update(" ".join(self.packages).encode())
+        digest.update(" ".join(f"{b}={p}" for b, p in self.test_binaries).encode())
         return digest.hexdigest()[:16]
 
 
@@ -179,6 +185,38 @@ TOOLS: tuple[GoTool, ...] = (
         },
         ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
     ),
+    GoTool(
+        # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its
+        # conformance test (devfleet/conformance.py, docs/conformance.md). Heavy: only on
+        # request, never in `make tools` or the CI's FLEET_TOOLS.
+        name="conformance",
+        version=CONFORMANCE_KUEUE_VERSION,
+        packages=("sigs.k8s.io/kueue/cmd/kueuectl",),
+        binaries=(
+            "kubectl-kueue",
+            "singlecluster-baseline.test",
+            "singlecluster-extended.test",
+            "multikueue-baseline.test",
+        ),
+        test_binaries=(
+            ("singlecluster-baseline.test", "sigs.k8s.io/kueue/test/e2e/singlecluster/baseline"),
+            ("singlecluster-extended.test", "sigs.k8s.io/kueue/test/e2e/singlecluster/extended"),
+            ("multikueue-baseline.test", "sigs.k8s.io/kueue/test/e2e/multikueue/baseline"),
+        ),
+        checks={
+            binary: VersionCheck(
+                (), f"sigs.k8s.io/kueue\t{CONFORMANCE_KUEUE_VERSION}", build_info=True
+            )
+            for binary in (
+                "kubectl-kueue",
+                "singlecluster-baseline.test",
+                "singlecluster-extended.test",
+                "multikueue-baseline.test",
+            )
+        },
+        ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={CONFORMANCE_KUEUE_VERSION}",),
+        on_request=True,
+    ),
 )
 
 
@@ -272,8 +310,14 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
     output = staging / go_tool.binaries[0] if len(go_tool.packages) == 1 else f"{staging}/"
     cmd = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(output)]
     cmd += list(go_tool.packages)
-    progress(f"{go_tool.name} {go_tool.version}: go build {' '.join(go_tool.binaries)}")
+    built = [b for b in go_tool.binaries if b not in dict(go_tool.test_binaries)]
+    progress(f"{go_tool.name} {go_tool.version}: go build {' '.join(built)}")
     _run(cmd, cwd=go_tool.module_dir, env=_go_env())
+    for binary, package in go_tool.test_binaries:
+        # One at a time: a test binary links all of its package's dependencies.
+        progress(f"{go_tool.name} {go_tool.version}: go test -c {package}")
+        test_cmd = ["go", "test", "-c", "-vet=off", "-trimpath", "-ldflags", ldflags]
+        _run([*test_cmd, "-o", str(staging / binary), package], go_tool.module_dir, _go_env())
     shutil.rmtree(go_tool.install_dir, ignore_errors=True)
     staging.rename(go_tool.install_dir)
     for binary in go_tool.binaries:
@@ -289,7 +333,7 @@ def _prefixed(progress: Progress, prefix: str) -> Progress:
 def build_tools(names: Sequence[str] | None = None, progress: Progress = print) -> BuildReport:
     """Build every tool (or the named ones) that is not already current."""
     report = BuildReport()
-    selected = [t for t in TOOLS if names is None or t.name in names]
+    selected = [t for t in TOOLS if (names is None and not t.on_request) or t.name in (names or ())]
     unknown = set(names or ()) - {t.name for t in TOOLS}
     if unknown:
         raise ToolBuildError(f"unknown tools: {', '.join(sorted(unknown))}")

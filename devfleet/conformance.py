@@ -1,0 +1,340 @@
+"""`fleetq dev conformance`: upstream Kueue's own e2e suite, run against fleetq on a local fleet.
+
+The `singlecluster/baseline` ginkgo binary of `sigs.k8s.io/kueue` v0.19.2 (built by
+`fleetq dev tools conformance`) talks to its cluster only through the API, so it can judge
+fleetq the way it judges Kueue. This module brings up what the suite expects and nothing
+more (docs/conformance.md):
+
+- a full fleet (default name `conformance`) whose manager has kwok nodes labelled like
+  upstream's kind cluster (`instance-type: on-demand` and `spot`), no workers;
+- fleetq's CRDs (charts/*/crds); the hub out of cluster, webhooks registered by URL,
+  leader election on upstream's Lease in `kueue-system` (`conformance_stand_in`);
+- the presence-only stand-ins upstream's readiness check needs (Deployment
+  `kueue-controller-manager`, Service `kueue-webhook-service`);
+- a work tree shaped like upstream's checkout (a `Makefile` marks the project root,
+  `bin/kubectl-kueue`, `hack/testing/agnhost/Dockerfile` copied from the module), so the
+  suite's relative paths resolve; then the binary with a label filter, a JUnit report and
+  a summary (`conformance_report`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.conformance_report import SuiteSummary, summarize_file
+from devfleet.conformance_stand_in import (
+    DEPLOYMENT,
+    KUEUE_NAMESPACE,
+    LEADER_ELECTION_ID,
+    deployment_manifest,
+    namespace_manifest,
+    webhook_service_manifest,
+)
+from devfleet.fleet import Fleet
+from devfleet.fleet_crds import install_crds
+from devfleet.fleet_process import FleetProcess
+from devfleet.fleet_spec import FleetSpec, parse_fleet_spec
+from devfleet.polling import until
+from devfleet.ports import allocate_ports
+from devfleet.toolchain import build_tools, tool
+
+Say = Callable[[str], None]
+
+SUITE_BINARY = "singlecluster-baseline.test"
+SUITE_PACKAGE_DIR = Path("test/e2e/singlecluster/baseline")
+DEFAULT_LABEL_FILTER = "feature:job || feature:cohort || feature:fairsharing || feature:kueuectl"
+FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "conformance")
+WEBHOOK_CONFIGURATIONS = (
+    "fleetq-mutating-webhook-configuration",
+    "fleetq-validating-webhook-configuration",
+)
+
+# Upstream's kind cluster (hack/testing/kind-cluster.yaml): one worker node labelled
+# instance-type=on-demand and one spot; specs' ResourceFlavors select those labels.
+CONFORMANCE_FLEET: dict[str, Any] = {
+    "manager": {
+        "nodeGroups": [
+            {
+                "name": "on-demand",
+                "count": 1,
+                "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                "labels": {"instance-type": "on-demand"},
+            },
+            {
+                "name": "spot",
+                "count": 1,
+                "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                "labels": {"instance-type": "spot"},
+            },
+        ]
+    },
+    "workers": [],
+}
+
+
+class ConformanceError(RuntimeError):
+    """The suite could not be started; the message says which step and where its log is."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConformanceOptions:
+    fleet_name: str = "conformance"
+    label_filter: str = DEFAULT_LABEL_FILTER
+    focus: str | None = None
+    suite_timeout: str = "20m"
+    keep: bool = False
+    """Leave the fleet and the hub running afterwards."""
+
+
+def conformance_fleet_spec() -> FleetSpec:
+    return parse_fleet_spec(CONFORMANCE_FLEET)
+
+
+def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
+    """The ginkgo flags of one run (pure, for the tests)."""
+    args = [
+        f"--ginkgo.label-filter={options.label_filter}",
+        f"--ginkgo.junit-report={junit}",
+        f"--ginkgo.timeout={options.suite_timeout}",
+        "--ginkgo.no-color",
+        "--ginkgo.v",
+    ]
+    if options.focus:
+        args.append(f"--ginkgo.focus={options.focus}")
+    return args
+
+
+def suite_environment(kubeconfig: Path, tree: Path, artifacts: Path) -> dict[str, str]:
+    """Environment of the suite: the manager's kubeconfig, upstream's namespace, where the
+    project root and the artifacts are (pure, for the tests)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KIND", "E2E_"))}
+    env.update(
+        {
+            "KUBECONFIG": str(kubeconfig),
+            "KUEUE_NAMESPACE": KUEUE_NAMESPACE,
+            # upstream's getProjectBaseDir takes filepath.Dir(PROJECT_DIR).
+            "PROJECT_DIR": str(tree / "Makefile"),
+            "ARTIFACTS": str(artifacts),
+        }
+    )
+    return env
+
+
+UPSTREAM_E2E_CONFIG = Path("test/e2e/config/default/controller_manager_config.yaml")
+"""The Configuration upstream's e2e runs Kueue with (fair sharing on, its frameworks)."""
+
+
+def hub_configuration(
+    upstream: dict[str, Any], cert_dir: Path, known: Callable[[str], bool]
+) -> tuple[dict[str, Any], list[str]]:
+    """Upstream's e2e Configuration for the hub, and the frameworks dropped from it.
+
+    Kept: everything (fleetq reports what it ignores). Set: upstream's namespace and
+    leader-election Lease, so the readiness check sees the hub itself leading; the webhook
+    certificate directory. Dropped: frameworks fleetq does not know at all (it refuses
+    them; ones it knows but does not run yet are only warned about)."""
+    config = dict(upstream)
+    integrations = dict(config.get("integrations") or {})
+    frameworks = list(integrations.get("frameworks") or [])
+    dropped = [name for name in frameworks if not known(name)]
+    if frameworks:
+        integrations["frameworks"] = [name for name in frameworks if known(name)]
+        config["integrations"] = integrations
+    config["namespace"] = KUEUE_NAMESPACE
+    config["leaderElection"] = {
+        **dict(config.get("leaderElection") or {}),
+        "leaderElect": True,
+        "resourceName": LEADER_ELECTION_ID,
+    }
+    config["webhook"] = {**dict(config.get("webhook") or {}), "certDir": str(cert_dir)}
+    return config, dropped
+
+
+def known_to_fleetq(framework: str) -> bool:
+    from integrations.framework.registry import UnknownFramework
+    from integrations.registry import REGISTRY
+
+    try:
+        REGISTRY.unsupported([framework])
+    except UnknownFramework:
+        return False
+    return True
+
+
+def prepare_tree(tree: Path, kubectl_kueue: Path, module_dir: Path) -> Path:
+    """Upstream's checkout shape, for the suite's relative paths; returns the suite's cwd."""
+    cwd = tree / SUITE_PACKAGE_DIR
+    cwd.mkdir(parents=True, exist_ok=True)
+    (tree / "Makefile").write_text("# marks the project root for upstream's e2e helpers\n")
+    (tree / "bin").mkdir(exist_ok=True)
+    link = tree / "bin" / "kubectl-kueue"
+    link.unlink(missing_ok=True)
+    link.symlink_to(kubectl_kueue)
+    agnhost = tree / "hack" / "testing" / "agnhost"
+    agnhost.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(module_dir / "hack/testing/agnhost/Dockerfile", agnhost / "Dockerfile")
+    return cwd
+
+
+def go_module_dir(module: str, version: str) -> Path:
+    """Where the Go module cache holds `module@version` (downloaded if it is not yet)."""
+    import json
+
+    done = subprocess.run(
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GOTOOLCHAIN": "local"},
+    )
+    if done.returncode != 0:
+        raise ConformanceError(f"go mod download {module}@{version} failed:\n{done.stderr}")
+    return Path(json.loads(done.stdout)["Dir"])
+
+
+def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
+    build_tools(list(FLEET_TOOLS), progress=say)
+    fleet = Fleet(options.fleet_name)
+    started_fleet = False
+    if fleet.record() is None or not fleet.answering():
+        say(f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes)")
+        fleet.up(conformance_fleet_spec(), lite=False, progress=say, jobset=False)
+        started_fleet = True
+    running = fleet.access()
+    if running.lite:
+        raise ConformanceError(f"fleet {options.fleet_name!r} is lite; the suite needs a full one")
+    workdir = fleet.dir / "conformance"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    hub: FleetProcess | None = None
+    try:
+        module_dir = go_module_dir("sigs.k8s.io/kueue", tool("conformance").version)
+        hub = _prepare_cluster(running, workdir, module_dir, say)
+        return _run_suite(running, options, workdir, module_dir, say)
+    finally:
+        if hub is not None and not options.keep and hub.stop() is None:
+            # Killed, not stopped: nothing removed its fail-closed webhooks.
+            _delete_webhook_configurations(running.manager)
+        if started_fleet and not options.keep:
+            say(f"fleet {options.fleet_name!r}: stopping")
+            fleet.down(progress=say)
+        elif options.keep:
+            say(f"kept: fleet {options.fleet_name!r}, hub log {workdir / 'hub.log'}")
+
+
+def _prepare_cluster(
+    running: RunningFleet, workdir: Path, module_dir: Path, say: Say
+) -> FleetProcess:
+    manager = running.manager
+    install_crds(manager)
+    say("fleetq CRDs established")
+    _apply(manager, namespace_manifest())
+    _apply(manager, webhook_service_manifest())
+    _apply(manager, deployment_manifest())
+    config = workdir / "hub-config.yaml"
+    upstream = yaml.safe_load((module_dir / UPSTREAM_E2E_CONFIG).read_text())
+    hub_config, dropped = hub_configuration(upstream, workdir / "hub-certs", known_to_fleetq)
+    if dropped:
+        say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
+    config.write_text(yaml.safe_dump(hub_config))
+    health, metrics, webhook = allocate_ports(3)
+    args = [
+        *("hub", "--config", str(config), "--kubeconfig", str(manager.kubeconfig)),
+        *("--health-port", str(health), "--metrics-port", str(metrics)),
+        *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(webhook)),
+    ]
+    hub = FleetProcess("fleetq hub", args, workdir / "hub.log", health)
+    hub.start()
+    try:
+        until(hub.ready, "the fleetq hub ready (webhooks registered)", 120.0)
+        until(
+            lambda: _deployment_available(manager),
+            f"stand-in Deployment {DEPLOYMENT} available",
+            120.0,
+        )
+    except BaseException:
+        if hub.stop() is None:
+            _delete_webhook_configurations(manager)
+        raise
+    say(f"fleetq hub ready (pid {hub.pid}, log {hub.log_path}); stand-ins in {KUEUE_NAMESPACE}")
+    return hub
+
+
+def _run_suite(
+    running: RunningFleet, options: ConformanceOptions, workdir: Path, module_dir: Path, say: Say
+) -> SuiteSummary:
+    conformance = tool("conformance")
+    binary = conformance.binary(SUITE_BINARY)
+    tree = workdir / "tree"
+    cwd = prepare_tree(tree, conformance.binary("kubectl-kueue"), module_dir)
+    artifacts = workdir / "artifacts"
+    artifacts.mkdir()
+    junit = workdir / "junit-singlecluster-baseline.xml"
+    log = workdir / "suite.log"
+    args = [str(binary), *suite_arguments(options, junit)]
+    say(f"running {SUITE_BINARY} ({options.label_filter!r}); log {log}")
+    started = time.monotonic()
+    with log.open("w") as out:
+        done = subprocess.run(
+            args,
+            cwd=cwd,
+            env=suite_environment(running.manager.kubeconfig, tree, artifacts),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    say(f"suite exited {done.returncode} after {time.monotonic() - started:.0f}s")
+    if not junit.exists():
+        raise ConformanceError(f"the suite wrote no JUnit report; see {log}")
+    summary = summarize_file(junit)
+    say(f"JUnit report: {junit}")
+    return summary
+
+
+def _apply(member: ClusterAccess, manifest: dict[str, Any]) -> None:
+    from kubernetes import client, utils
+
+    with member.api_client() as api_client:
+        try:
+            utils.create_from_dict(api_client, manifest)
+        except utils.FailToCreateError as error:
+            if not all(
+                isinstance(e, client.ApiException) and e.status == 409 for e in error.api_exceptions
+            ):
+                raise
+
+
+def _deployment_available(member: ClusterAccess) -> bool:
+    from kubernetes import client
+
+    with member.api_client() as api_client:
+        deployment = client.AppsV1Api(api_client).read_namespaced_deployment(
+            DEPLOYMENT, KUEUE_NAMESPACE
+        )
+    conditions = deployment.status.conditions or []
+    return any(c.type == "Available" and c.status == "True" for c in conditions)
+
+
+def _delete_webhook_configurations(member: ClusterAccess) -> None:
+    from kubernetes import client
+
+    with member.api_client() as api_client:
+        api = client.AdmissionregistrationV1Api(api_client)
+        for delete in (
+            api.delete_mutating_webhook_configuration,
+            api.delete_validating_webhook_configuration,
+        ):
+            name = WEBHOOK_CONFIGURATIONS[0 if "mutating" in delete.__name__ else 1]
+            with contextlib.suppress(client.ApiException):
+                delete(name)

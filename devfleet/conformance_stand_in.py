@@ -1,0 +1,86 @@
+"""What upstream's e2e readiness checks look for, as objects a fleet cluster can honestly hold.
+
+`test/util.WaitForKueueAvailability` (upstream v0.19.2) waits for, in the Kueue namespace
+(`KUEUE_NAMESPACE`, default `kueue-system`):
+
+1. Deployment `kueue-controller-manager` available: observedGeneration current, all
+   replicas updated and available, none terminating, condition Available=True, and no
+   container of its pods restarted;
+2. every ready pod of that Deployment listed, by IP, in the EndpointSlices of Service
+   `kueue-webhook-service`;
+3. a dry-run create of a ResourceFlavor accepted (the webhook data path);
+4. Lease `c1f6bfd2.kueue.x-k8s.io` renewed after the wait began.
+
+fleetq runs out of cluster, so (1) and (2) are presence checks nothing else can answer: a
+stand-in Deployment whose pods land on a kwok node (they run nothing; kwok makes them
+Running and Ready with a pod IP) and a Service selecting them, so the real
+kube-controller-manager fills the EndpointSlice. They never carry behaviour. (3) and (4)
+are answered by the real hub: its webhooks registered by URL, and its leader election
+holding that Lease in that namespace (`leaderElection.leaderElect: true`).
+"""
+
+from __future__ import annotations
+
+from core.api.json_types import JsonDict
+
+KUEUE_NAMESPACE = "kueue-system"
+DEPLOYMENT = "kueue-controller-manager"
+WEBHOOK_SERVICE = "kueue-webhook-service"
+LEADER_ELECTION_ID = "c1f6bfd2.kueue.x-k8s.io"
+STAND_IN_LABELS = {"control-plane": "controller-manager", "fleetq.dev/conformance": "stand-in"}
+STAND_IN_IMAGE = "fleetq.dev/conformance-stand-in:none"
+"""Never pulled: kwok pods run nothing."""
+STAND_IN_NOTE = (
+    "fleetq conformance stand-in: present only for upstream's readiness checks; "
+    "the fleetq hub (out of cluster) does the work"
+)
+
+
+def namespace_manifest(name: str = KUEUE_NAMESPACE) -> JsonDict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def deployment_manifest(namespace: str = KUEUE_NAMESPACE) -> JsonDict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": DEPLOYMENT,
+            "namespace": namespace,
+            "labels": dict(STAND_IN_LABELS),
+            "annotations": {"fleetq.dev/note": STAND_IN_NOTE},
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": dict(STAND_IN_LABELS)},
+            "template": {
+                "metadata": {"labels": dict(STAND_IN_LABELS)},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "manager",
+                            "image": STAND_IN_IMAGE,
+                            "ports": [{"name": "webhook-server", "containerPort": 9443}],
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def webhook_service_manifest(namespace: str = KUEUE_NAMESPACE) -> JsonDict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": WEBHOOK_SERVICE,
+            "namespace": namespace,
+            "annotations": {"fleetq.dev/note": STAND_IN_NOTE},
+        },
+        "spec": {
+            "selector": dict(STAND_IN_LABELS),
+            "ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
+        },
+    }
