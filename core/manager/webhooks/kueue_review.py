@@ -9,7 +9,6 @@ decode into its type is denied with the field path msgspec names, never a crash.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,19 +18,8 @@ from core.api import codec
 from core.api.api_struct import ApiStruct
 from core.api.registry import KindInfo
 from core.api.validation import validate, validate_update
-from core.api.validation.field_errors import ROOT, ErrorType, FieldError, invalid
+from core.api.validation.field_errors import ROOT, FieldError, decode_error, invalid
 from integrations.framework.admission_review import Operation, admission_response, parse_request
-
-_AT_PATH = re.compile(r"^(?P<message>.*) - at `\$\.?(?P<path>[^`]*)`$")
-
-
-def decode_error(error: msgspec.ValidationError) -> FieldError:
-    """msgspec's "Expected `str`, got `int` - at `$.spec.x`" as a field error on spec.x."""
-    text = str(error)
-    match = _AT_PATH.match(text)
-    if match is None:
-        return FieldError(str(ROOT), ErrorType.INVALID, text)
-    return FieldError(match["path"] or str(ROOT), ErrorType.INVALID, match["message"])
 
 
 def wrong_kind_error(obj: Mapping[str, Any], kind: str) -> FieldError | None:
