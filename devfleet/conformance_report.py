@@ -50,16 +50,34 @@ class SuiteSummary:
         return f"{len(self.passed)} passed, {len(self.failed)} failed, {len(self.skipped)} skipped"
 
 
+GENERIC_LINE = re.compile(
+    r"^(Expected( success, but got an error:)?|The function passed to Eventually failed at .*"
+    r"|In \[It\] at: .*|<[^>]*>(:.*)?|\{|to (be|equal|have|contain).*)$"
+)
+"""Gomega's scaffolding around the line that says what went wrong."""
+
+
 def _first_line(case: ElementTree.Element) -> str:
+    """The failure's headline, with the first telling line after it when there is one:
+    "Timed out after 10.001s. — workloads.kueue.x-k8s.io "x" not found"."""
     for tag in ("failure", "error"):
         child = case.find(tag)
-        if child is not None:
-            text = (child.get("message") or child.text or "").strip()
-            for raw in text.splitlines():
-                # Ginkgo writes "[FAILED] <what>", then the location (…/x_test.go:120).
-                line = re.sub(r"^\[[A-Z]+\]\s*", "", raw.strip())
-                if line and not re.search(r"\.go:\d+$", line):
-                    return line[:300]
+        if child is None:
+            continue
+        text = (child.get("message") or child.text or "").strip()
+        lines = []
+        for raw in text.splitlines():
+            # Ginkgo writes "[FAILED] <what>", then the location (…/x_test.go:120).
+            line = re.sub(r"^\[[A-Z]+\]\s*", "", raw.strip())
+            if line and not re.search(r"\.go:\d+$", line):
+                lines.append(line)
+        if not lines:
+            return ""
+        head = lines[0]
+        detail = next((line for line in lines[1:] if not GENERIC_LINE.match(line)), "")
+        if GENERIC_LINE.match(head) and detail:
+            return detail[:300]
+        return (f"{head} — {detail}" if detail and head.startswith("Timed out") else head)[:300]
     return ""
 
 

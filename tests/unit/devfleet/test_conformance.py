@@ -163,3 +163,22 @@ def test_the_conformance_tool_is_built_only_on_request(
     report = toolchain.build_tools(None, progress=built.append)
     assert "conformance" not in report.skipped
     assert "conformance" in toolchain.build_tools(["conformance"], progress=built.append).skipped
+
+
+def test_the_failure_line_skips_gomegas_scaffolding() -> None:
+    junit = """<testsuites><testsuite>
+      <testcase name="[It] sts" status="failed"><failure>[FAILED] Timed out after 10.001s.
+  The function passed to Eventually failed at statefulset_test.go:511 with:
+  Expected success, but got an error:
+      &lt;*errors.StatusError | 0x3075b56560a0&gt;:
+      workloads.kueue.x-k8s.io "statefulset-sts-b5374" not found
+  In [It] at: statefulset_test.go:513 @ 12/01/26</failure></testcase>
+  <testcase name="[It] get" status="failed"><failure>[FAILED] Expected success, but got an error:
+      &lt;*errors.StatusError | 0x1&gt;:
+      the server could not find the requested resource</failure></testcase>
+    </testsuite></testsuites>"""
+    messages = [spec.message for spec in summarize(junit).failed]
+    assert messages == [
+        'Timed out after 10.001s. — workloads.kueue.x-k8s.io "statefulset-sts-b5374" not found',
+        "the server could not find the requested resource",
+    ]
