@@ -74,12 +74,14 @@ def pod_requests(spec: Json) -> dict[str, int]:
     _add_into(total, sidecars)
     _max_into(total, init_peak)
 
-    overhead = spec.get("overhead") or {}
-    _add_into(total, {name: to_base_units(name, qty) for name, qty in overhead.items()})
-
+    # Pod-level requests replace the containers' sum; the overhead comes on top of
+    # whichever applies (as Kubernetes' resource helpers compute a pod's requests).
     pod_level = (spec.get("resources") or {}).get("requests") or {}
     for name, qty in pod_level.items():
         total[name] = to_base_units(name, qty)
+
+    overhead = spec.get("overhead") or {}
+    _add_into(total, {name: to_base_units(name, qty) for name, qty in overhead.items()})
     # A negative request never counts (as upstream's FloorToZero): it would give back
     # quota that admitted workloads hold. Such a pod set is inadmissible anyway (see
     # resource_validation); this keeps every sum over requests honest.

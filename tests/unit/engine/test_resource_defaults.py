@@ -241,3 +241,15 @@ def test_limit_ranges_of_other_namespaces_do_not_apply() -> None:
     )
     e.add_workload(workload("a", {"containers": [container()]}, 0))
     assert admitted(e) == ["ns/a"]
+
+
+def test_overhead_comes_on_top_of_pod_level_requests() -> None:
+    """Pod-level requests replace the containers' sum; the overhead is added after."""
+    from core.engine.pod_templates import pod_requests
+
+    spec = {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        "resources": {"requests": {"cpu": "2"}},
+        "overhead": {"cpu": "250m"},
+    }
+    assert pod_requests(spec)["cpu"] == 2250
