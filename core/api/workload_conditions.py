@@ -81,5 +81,7 @@ class WorkloadReason(enum.StrEnum):
     FAILED_TO_START = "FailedToStart"
     """The admission could not be applied to the job (e.g. a nodeSelector conflict)."""
     OUT_OF_SYNC = "OutOfSync"
+    OWNER_NOT_FOUND = "OwnerNotFound"
+    """The job went away (deleted, its Workload orphaned): the quota is released."""
     # BlockedOnPreemptionGates
     PREEMPTION_GATED = "PreemptionGated"

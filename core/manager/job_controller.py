@@ -11,6 +11,9 @@ reconciler order:
   that no longer match the Job are deleted (or, for a suspended Job, updated in place),
   and a running Job without a matching Workload is stopped;
 - the Workload is Finished: drop its finalizer; the Job finished: finish the Workload;
+- the job is being deleted: finish its Workloads (reason OwnerNotFound, as upstream's
+  FinishOrphanedWorkloads) and drop their finalizer, so one orphaned by the deletion
+  holds no quota;
 - succeeded pods are reclaimable, ready pods make PodsReady (with waitForPodsReady);
 - the Workload is evicted: stop the Job (suspend, restore its template) and, once no pod
   of it runs, let the engine release the quota (`complete_eviction`); a MultiKueue Job
@@ -269,6 +272,7 @@ class JobController:
             await self.actions.delete_workload(None, workload)
         if is_deleting(job):
             for workload in mine:
+                self._finish_orphaned(workload)
                 await self.actions.release_workload(workload)
             return
         log = self.log.bind(job=key)
@@ -299,6 +303,19 @@ class JobController:
                 await self._create(job, log)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
+
+    def _finish_orphaned(self, workload: Json) -> None:
+        """A job being deleted finishes its Workload first (upstream's
+        FinishOrphanedWorkloads): deleted with orphan propagation, the Workload stays and
+        must not hold quota or look like it still waits."""
+        if is_deleting(workload) or condition_true(status_of(workload), Cond.FINISHED):
+            return
+        self.host.finish(
+            object_key(workload),
+            succeeded=False,
+            message="The workload's owner no longer exists",
+            reason=WorkloadReason.OWNER_NOT_FOUND,
+        )
 
     async def _create(self, job: Json, log: Any) -> None:
         try:

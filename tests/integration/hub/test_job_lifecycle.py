@@ -169,3 +169,37 @@ async def _without_finalizer(cluster: Any, name: str) -> dict[str, Any] | None:
     if workload is not None and FINALIZER not in (workload["metadata"].get("finalizers") or []):
         return workload
     return None
+
+
+async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finished(
+    hubs: Any, cluster: Any
+) -> None:
+    """Upstream's 'Should finish workload if the job is deleted with
+    PropagationPolicy=DeletePropagationOrphan': the Workload stays, Finished with reason
+    OwnerNotFound, without its finalizer, and its quota goes to the next job."""
+    await hubs.start()
+    flavor = await cluster.flavor("cpu", {POOL_LABEL: cluster.name("cpu")})
+    cq = await cluster.cluster_queue("team", flavor, "2")
+    lq = await cluster.local_queue("main", cq)
+    await cluster.job("orphaned", lq, cpu="2")
+    admitted = await cluster.eventually(
+        lambda: _admitted_workload(cluster, "orphaned"), what="the job admitted"
+    )
+    await cluster.job("next", lq, cpu="2")
+    await cluster.client.delete(
+        JOBS, "orphaned", namespace=cluster.namespace, propagation_policy="Orphan"
+    )
+    name = admitted["metadata"]["name"]
+
+    async def finished() -> dict[str, Any] | None:
+        found = await cluster.get(kinds.WORKLOADS, name)
+        if found is None or not cluster.is_true(found, "Finished"):
+            return None
+        return found if not found["metadata"].get("finalizers") else None
+
+    workload = await cluster.eventually(finished, what="the orphaned Workload Finished")
+    condition = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
+    assert condition["reason"] == "OwnerNotFound"
+    await cluster.eventually(
+        lambda: _admitted_workload(cluster, "next"), what="its quota admits the next job"
+    )
