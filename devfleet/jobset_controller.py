@@ -43,6 +43,7 @@ from typing import Any
 import yaml
 
 from devfleet.ports import allocate_ports
+from devfleet.process_group import signal_group, stop_group
 from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import JOBSET_VERSION, binary_path, tool
 from devfleet.upstream_kueue import UpstreamKueueError, install_crd_files
@@ -287,11 +288,6 @@ def _rss_bytes(pid: int) -> int:
     except OSError:
         pass
     return 0
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signum)
 
 
 def _alive(pid: int) -> bool:
@@ -546,15 +542,7 @@ class JobSetController:
         code: int | None = None
         process = self._process
         if process is not None:
-            if process.poll() is None:
-                _signal_group(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=grace)
-                except subprocess.TimeoutExpired:
-                    _signal_group(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
-                _signal_group(process.pid, signal.SIGKILL)  # anything left in its group
-            code = process.returncode
+            code = stop_group(process, grace)
         (self.workdir / PID_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.cert_dir, ignore_errors=True)
         (self.workdir / "config.yaml").unlink(missing_ok=True)
@@ -592,11 +580,11 @@ def stop_controllers_under(directory: Path, grace: float = 10.0) -> list[int]:
             pid_file.unlink(missing_ok=True)
             continue
         if str(pid_file.parent) in cmdline:
-            _signal_group(pid, signal.SIGTERM)
+            signal_group(pid, signal.SIGTERM)
             stopped.append(pid)
     for pid in stopped:
         if not _wait_gone(pid, grace):
-            _signal_group(pid, signal.SIGKILL)
+            signal_group(pid, signal.SIGKILL)
             _wait_gone(pid, 5.0)
     for pid_file in directory.glob(f"*/{PID_FILE}"):
         pid_file.unlink(missing_ok=True)

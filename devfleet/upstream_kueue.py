@@ -19,12 +19,9 @@ for MultiKueue must carry `spec.managedBy: kueue.x-k8s.io/multikueue` itself.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -37,6 +34,7 @@ from typing import Any
 import yaml
 
 from devfleet.ports import allocate_ports
+from devfleet.process_group import stop_group
 from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import KUEUE_VERSION, binary_path
 
@@ -282,15 +280,7 @@ class UpstreamKueue:
         code: int | None = None
         process = self._process
         if process is not None:
-            if process.poll() is None:
-                self._signal_group(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=grace)
-                except subprocess.TimeoutExpired:
-                    self._signal_group(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
-            self._signal_group(process.pid, signal.SIGKILL)
-            code = process.returncode
+            code = stop_group(process, grace)
         if not self.log_path.is_relative_to(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
             return code
@@ -302,11 +292,6 @@ class UpstreamKueue:
             else:
                 child.unlink(missing_ok=True)
         return code
-
-    @staticmethod
-    def _signal_group(pid: int, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signum)
 
     def __enter__(self) -> UpstreamKueue:
         try:

@@ -9,6 +9,7 @@ field path.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -175,9 +176,9 @@ class Configuration:
     def fair_sharing_enabled(self) -> bool:
         return self.fair_sharing_strategies is not None
 
-    @property
+    @functools.cached_property
     def job_kinds(self) -> FrameworkRegistry:
-        """The registered job kinds `integrations.frameworks` enables."""
+        """The registered job kinds `integrations.frameworks` enables (built once)."""
         return REGISTRY.enabled(self.frameworks)
 
 

@@ -42,7 +42,6 @@ class DispatchSettings:
     """Workloads reconciled at the same time. A pass mostly waits on round trips (a status
     write on the manager, a create on a worker), so this bounds dispatch throughput at
     about workers / round-trip time: 4 held 50 jobs/s to ~15/s with seconds of queueing."""
-    frameworks: tuple[str, ...] = ("batch/job",)
 
     @classmethod
     def from_configuration(
@@ -54,7 +53,6 @@ class DispatchSettings:
             "dispatcher_name": mk.dispatcher_name,
             "worker_lost_timeout_seconds": mk.worker_lost_timeout_seconds,
             "gc_interval_seconds": mk.gc_interval_seconds,
-            "frameworks": tuple(configuration.frameworks),
             "incremental_step_size": mk.incremental_step_size,
             "incremental_round_seconds": mk.incremental_round_seconds,
             "nomination_timeout_seconds": mk.nomination_timeout_seconds,
