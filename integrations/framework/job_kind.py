@@ -208,15 +208,3 @@ class JobKind(Protocol):
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         """Whether and what to copy from the worker's job onto the manager's job."""
         ...
-
-
-def kind_label(kind: JobKind) -> str:
-    """`batch/v1 Job`: how messages name a kind."""
-    return f"{kind.resource.api_version} {kind.resource.kind}"
-
-
-def owner_is(kind: JobKind, owner: Mapping[str, Any] | None) -> bool:
-    """Whether an ownerReference (a dict) points at an object of `kind`."""
-    if owner is None:
-        return False
-    return (owner.get("apiVersion"), owner.get("kind")) == kind.resource.gvk
