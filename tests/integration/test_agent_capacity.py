@@ -365,11 +365,17 @@ async def test_bursts_of_changes_are_coalesced_to_one_write_a_second(world: Agen
     # One write may go out at once; after it, at most one per second.
     assert 1 <= written <= 1 + math.ceil(elapsed), (written, elapsed)
 
-    # Nothing changes: nothing is written (the heartbeat is an hour away).
+    # Nothing changes: nothing is written (the heartbeat is an hour away). Writes the burst
+    # already scheduled (pods turning Running after they were bound) may still go out, so
+    # wait for a second without one before taking the settled report.
+    async def quiet() -> int | None:
+        count = world.writes(agent)
+        await asyncio.sleep(1.2)
+        return count if world.writes(agent) == count else None
+
+    quiet_writes = await eventually(quiet, timeout=15, what="a second without a report write")
     settled = await world.report()
     assert settled is not None
-    await asyncio.sleep(1.2)  # a write the burst already scheduled may still go out
-    quiet_writes = world.writes(agent)
     await asyncio.sleep(2.5)
     assert world.writes(agent) == quiet_writes
     after = await world.report()
