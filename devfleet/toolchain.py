@@ -174,7 +174,7 @@ TOOLS: tuple[GoTool, ...] = (
     GoTool(
         name="jobset",
         version=JOBSET_VERSION,
-        # The controller's main package is the module root (devfleet/jobset_controller.py).
+        # The controller's main package is the module root (devfleet/operators/jobset.py).
         packages=("sigs.k8s.io/jobset",),
         binaries=("jobset-controller",),
         checks={
