@@ -29,7 +29,7 @@ tools: install
 	$(BIN)/fleetq dev tools
 
 # The tools the fleet, the tests and the demo need (`make tools` also builds upstream Kueue).
-FLEET_TOOLS ?= kubernetes etcd kwok helm kueue jobset
+FLEET_TOOLS ?= kubernetes etcd kwok helm kueue jobset conformance
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 
@@ -73,8 +73,8 @@ fleet-status: install
 fleet-down: install
 	$(BIN)/fleetq dev down
 
-# Upstream Kueue's e2e suites and kubectl-kueue (heavy; not in FLEET_TOOLS, CI never builds
-# them) and a run of singlecluster/baseline against fleetq (docs/conformance.md).
+# Upstream Kueue's e2e suites and kubectl-kueue (in FLEET_TOOLS too: `make test` runs a
+# slice of singlecluster/baseline) and a run of it against fleetq (docs/conformance.md).
 conformance-tools: install
 	$(BIN)/fleetq dev tools conformance
 

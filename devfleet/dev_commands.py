@@ -76,6 +76,14 @@ def register(commands: Any) -> None:
         help="ginkgo label filter (default: devfleet.conformance.DEFAULT_LABEL_FILTER)",
     )
     conformance.add_argument("--focus", help="ginkgo focus regexp (default: none)")
+    conformance.add_argument(
+        "--skip", action="append", default=[], help="ginkgo skip regexp (repeatable)"
+    )
+    conformance.add_argument(
+        "--ci",
+        action="store_true",
+        help="the slice `make test` runs: devfleet.conformance.CI_LABEL_FILTER minus CI_SKIPS",
+    )
     conformance.add_argument("--timeout", default="20m", help="ginkgo suite timeout (default: 20m)")
     conformance.add_argument(
         "--keep", action="store_true", help="leave the fleet and the hub running afterwards"
@@ -147,6 +155,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _conformance(args: argparse.Namespace) -> int:
     from devfleet.conformance import (
+        CI_LABEL_FILTER,
+        CI_SKIPS,
         DEFAULT_LABEL_FILTER,
         ConformanceError,
         ConformanceOptions,
@@ -154,10 +164,12 @@ def _conformance(args: argparse.Namespace) -> int:
     )
     from devfleet.fleet_process import FleetProcessError
 
+    default_filter = CI_LABEL_FILTER if args.ci else DEFAULT_LABEL_FILTER
     options = ConformanceOptions(
         fleet_name=args.name,
-        label_filter=args.label_filter or DEFAULT_LABEL_FILTER,
+        label_filter=args.label_filter or default_filter,
         focus=args.focus,
+        skip=tuple(args.skip) + (tuple(CI_SKIPS) if args.ci else ()),
         suite_timeout=args.timeout,
         keep=args.keep,
     )

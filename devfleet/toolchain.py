@@ -189,8 +189,8 @@ TOOLS: tuple[GoTool, ...] = (
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its
-        # conformance test (devfleet/conformance.py, docs/conformance.md). Heavy: only on
-        # request, never in `make tools` or the CI's FLEET_TOOLS.
+        # conformance test (devfleet/conformance.py, docs/conformance.md). Heavy: not in a
+        # plain `make tools`; the Makefile's FLEET_TOOLS names it (`make test` runs a slice).
         name="conformance",
         version=CONFORMANCE_KUEUE_VERSION,
         packages=("sigs.k8s.io/kueue/cmd/kueuectl",),

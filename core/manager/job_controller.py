@@ -74,6 +74,8 @@ from integrations.framework.workload_matching import (
 )
 
 Store = ObjectStore[dict[str, Any]]
+ORPHAN_FINALIZER = "orphan"
+"""What the garbage collector puts on an object deleted with orphan propagation."""
 
 JOB_BY_PREBUILT_WORKLOAD = "prebuiltWorkload"
 DEFAULT_WORKERS = 16
@@ -159,6 +161,8 @@ class JobController:
         self._owner_index = owner_index_name(kind)
         self._owner_index_of = workload_owner_index(kind)
         self._kueue_managed = (None, kind.own_controller_name, MULTIKUEUE_MANAGED_BY)
+        self._orphaning: set[str] = set()
+        """Jobs seen being deleted with orphan propagation (the GC's `orphan` finalizer)."""
         self._disowned: dict[str, set[str]] = {}
         """Job key -> Workloads whose owner reference to it was taken away (the garbage
         collector orphaning them while the job is deleted with orphan propagation)."""
@@ -168,9 +172,13 @@ class JobController:
         def enqueue(obj: Json) -> None:
             self.queue.add(object_key(obj))
 
-        return EventHandlers(
-            on_add=enqueue, on_update=lambda _old, new: enqueue(new), on_delete=enqueue
-        )
+        def updated(_old: Json, new: Json) -> None:
+            if is_deleting(new) and ORPHAN_FINALIZER in finalizers_of(new):
+                # Deleted with orphan propagation: its Workloads must outlive it.
+                self._orphaning.add(object_key(new))
+            enqueue(new)
+
+        return EventHandlers(on_add=enqueue, on_update=updated, on_delete=enqueue)
 
     def workload_handlers(self) -> EventHandlers[dict[str, Any]]:
         return EventHandlers(
@@ -187,12 +195,15 @@ class JobController:
             self.queue.add(key)
         self.workload_changed(new)
 
-    def _take_disowned(self, job_key: str) -> list[Json]:
-        """Current versions of the Workloads disowned by the job `job_key`, forgotten."""
+    def _disowned_workloads(self, job_key: str) -> list[Json]:
+        """Current versions of the Workloads the job `job_key` was disowned of."""
         out = []
-        for workload_key in sorted(self._disowned.pop(job_key, ())):
+        keys = self._disowned.get(job_key, set())
+        for workload_key in sorted(keys):
             current = self.versions.current(workload_key) or self.workloads.get(workload_key)
-            if current is not None and not _has_controller(current):
+            if current is None or _has_controller(current):
+                keys.discard(workload_key)  # gone, or owned again: nothing to finish
+            else:
                 out.append(current)
         return out
 
@@ -282,12 +293,21 @@ class JobController:
         owned = self._owned(key)
         if job is None or is_deleting(job):
             # Orphaned by the job's deletion (kept until then): it stays, finished.
-            for workload in self._take_disowned(key):
+            for workload in self._disowned_workloads(key):
                 self._finish_orphaned(workload)
                 await self.actions.release_workload(workload)
+                self._disowned[key].discard(object_key(workload))  # done: a retry skips it
+            if not self._disowned.get(key, True):
+                del self._disowned[key]
         if job is None:
+            orphaned = key in self._orphaning
+            self._orphaning.discard(key)
             for workload in owned:
-                await self.actions.delete_workload(None, workload)
+                if orphaned:  # the GC has not yet taken its owner reference away
+                    self._finish_orphaned(workload)
+                    await self.actions.release_workload(workload)
+                else:
+                    await self.actions.delete_workload(None, workload)
             return
         if not self._manages(job):
             return

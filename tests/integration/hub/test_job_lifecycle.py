@@ -204,6 +204,19 @@ async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finishe
         lambda: _admitted_workload(cluster, "next"), what="its quota admits the next job"
     )
 
+    # The garbage collector's last step (this lite cluster has none): the job goes. Its
+    # Workload, orphaned rather than deleted, stays even while it still names the job.
+    await cluster.client.patch(
+        JOBS, "orphaned", {"metadata": {"finalizers": None}}, namespace=cluster.namespace
+    )
+
+    async def job_gone() -> bool:
+        return await cluster.get(JOBS, "orphaned") is None
+
+    await cluster.eventually(job_gone, what="the job gone")
+    await asyncio.sleep(2.0)  # the hub has seen the job go by now
+    assert await cluster.get(kinds.WORKLOADS, name) is not None
+
 
 async def test_a_workload_the_garbage_collector_orphans_first_is_finished_too(
     hubs: Any, cluster: Any

@@ -84,6 +84,11 @@ def test_suite_arguments_carry_filter_report_timeout_and_focus(tmp_path: Path) -
     assert not any(
         a.startswith("--ginkgo.focus") for a in suite_arguments(ConformanceOptions(), junit)
     )
+    skipping = suite_arguments(ConformanceOptions(skip=("a b", "c")), junit)
+    assert [a for a in skipping if a.startswith("--ginkgo.skip")] == [
+        "--ginkgo.skip=a b",
+        "--ginkgo.skip=c",
+    ]
 
 
 def test_suite_environment_points_at_the_manager_and_the_tree(
