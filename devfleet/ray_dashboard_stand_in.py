@@ -11,13 +11,19 @@ the submitter pod's kwok run time (`pod-complete.stage.kwok.x-k8s.io/delay` on
 `submitterPodTemplate`) is how long the RayJob "runs". Nothing of Kueue or fleetq is faked:
 this plays the Ray process, as kwok plays the kubelet.
 
-Run: `python -m devfleet.ray_dashboard_stand_in --port N` (stops on SIGTERM).
+Run: `python -m devfleet.ray_dashboard_stand_in --port N -- <operator argv>`: serves on
+127.0.0.1:N and runs the operator as its child with `HTTP_PROXY=http://127.0.0.1:N`,
+exiting with the operator's exit code (both are in the launcher's process group, so a stop
+signals both).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -79,18 +85,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_DELETE = _serve
 
-    def log_message(self, format: str, *args: Any) -> None:
-        print(f"{self.command} {self.path} -> {format % args}", flush=True)
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if str(code) != "200":  # KubeRay polls every few seconds: only oddities are news
+            print(f"ray dashboard stand-in: {self.command} {self.path} -> {code}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("operator", nargs=argparse.REMAINDER, help="-- argv of the operator")
     args = parser.parse_args(argv)
+    operator = args.operator[1:] if args.operator[:1] == ["--"] else args.operator
     server = ThreadingHTTPServer(("127.0.0.1", args.port), _Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"ray dashboard stand-in on 127.0.0.1:{args.port}", flush=True)
-    server.serve_forever()
-    return 0
+    if not operator:
+        threading.Event().wait()
+        return 0
+    env = dict(os.environ, HTTP_PROXY=f"http://127.0.0.1:{args.port}")
+    env.pop("http_proxy", None)
+    return subprocess.call(operator, env=env)
 
 
 if __name__ == "__main__":

@@ -102,5 +102,6 @@ def kwok_rayjob(name: str, *, workers: int, gpus_per_worker: int, run_seconds: f
     """`devfleet.sample_jobs.gpu_rayjob` as a builder."""
     from devfleet.sample_jobs import gpu_rayjob
 
-    shape = {"workers": workers, "gpus_per_worker": gpus_per_worker, "run_seconds": run_seconds}
-    return RayJob.from_obj(gpu_rayjob(name, **shape))
+    return RayJob.from_obj(
+        gpu_rayjob(name, workers=workers, gpus_per_worker=gpus_per_worker, run_seconds=run_seconds)
+    )
