@@ -9,9 +9,10 @@ is left alone (`skip`, upstream's DeferRayServiceFinalizationForRedisCleanup, on
 default) so KubeRay's Redis cleanup Job can finish first. Its RayClusters are never queued
 on their own; its pods are found by `ray.io/cluster=<status.activeServiceStatus.rayClusterName>`.
 
-MultiKueue: created once on the worker, status copied back, removed with its Workload.
-Upstream 0.19 also forwards later `serveConfigV2` edits to the worker's copy
-(MultiKueueRemoteSpecSync); fleetq does not (docs/ray.md).
+MultiKueue: created on the worker, status copied back, removed with its Workload; a later
+`serveConfigV2` edit on the manager is forwarded to the worker's copy (`remote_spec_patch`,
+upstream's RemoteSpecSyncer under MultiKueueRemoteSpecSync, on by default in 0.19), which
+KubeRay applies as an in-place Serve update. Nothing else of the spec is forwarded.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from integrations.ray.cluster_validation import validate_cluster_spec
 
 FRAMEWORK_NAME: Final = "ray.io/rayservice"
 READY_CONDITION: Final = "Ready"
+SERVE_CONFIG: Final = "serveConfigV2"
 _AUTOSCALING_DETAIL: Final = (
     "a kueue managed job should only use autoscaling when workload slicing is enabled,"
     " and fleetq does not support workload slicing: set it to false"
@@ -173,6 +175,12 @@ class RayServiceKind:
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         return whole_status_sync(local, remote, is_suspended=_never_suspended)
+
+    def remote_spec_patch(self, local: Job, remote: Job) -> dict[str, Any] | None:
+        wanted = job_metadata.spec(local).get(SERVE_CONFIG)
+        if job_metadata.spec(remote).get(SERVE_CONFIG) == wanted:
+            return None
+        return {"spec": {SERVE_CONFIG: wanted}}
 
 
 RAYSERVICE: Final = RayServiceKind()

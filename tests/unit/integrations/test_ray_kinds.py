@@ -354,3 +354,28 @@ def test_the_remote_copy_drops_managed_by_and_status_comes_back_even_while_suspe
     assert sync.decision is StatusSyncDecision.COPY and sync.status == ran["status"]
     del local["spec"]["managedBy"]
     assert RAYJOB.remote_status_sync(local, ran).decision is StatusSyncDecision.NOT_MANAGED
+
+
+def test_only_a_rayservices_serve_config_edit_is_forwarded_to_the_workers_copy() -> None:
+    from integrations.framework.remote_spec_sync import SyncsRemoteSpec
+
+    service = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayService",
+        "metadata": {"name": "svc", "namespace": "ns"},
+        "spec": {
+            "managedBy": MULTIKUEUE,
+            "serveConfigV2": "applications: [a]",
+            "rayClusterSpec": RayCluster("x").obj()["spec"],
+        },
+    }
+    remote = RAYSERVICE.remote_job(service, workload_name="rayservice-svc-1", origin="hub")
+    assert isinstance(RAYSERVICE, SyncsRemoteSpec)
+    assert not isinstance(RAYJOB, SyncsRemoteSpec) and not isinstance(RAYCLUSTER, SyncsRemoteSpec)
+    assert RAYSERVICE.remote_spec_patch(service, remote) is None
+    edited = copy.deepcopy(service)
+    edited["spec"]["serveConfigV2"] = "applications: [a, b]"
+    edited["spec"]["rayClusterSpec"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0"}
+    assert RAYSERVICE.remote_spec_patch(edited, remote) == {
+        "spec": {"serveConfigV2": "applications: [a, b]"}
+    }
