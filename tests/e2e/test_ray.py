@@ -10,7 +10,8 @@ Single cluster (the hub on worker-1, no MultiKueue, 16 GPUs of quota):
   waits — until it is deleted.
 MultiKueue (the shared hub and agents):
 - a RayJob created on the manager runs on exactly one worker, its status comes back,
-  `fleetq logs` prints its head pod's log (served by kwok through the worker's apiserver),
+  `fleetq logs` prints its head pod's log (served by kwok through the worker's apiserver;
+  a batch Job's too),
   and its remote copies (the RayJob and the RayCluster KubeRay made) are removed once it
   finished;
 - a RayCluster created on the manager runs on exactly one worker, its ready state comes
@@ -271,8 +272,8 @@ def _admitted(view: ClusterView, kind: str, name: str) -> Callable[[], Json | No
     )
 
 
-def _logs(capsys: pytest.CaptureFixture[str], mk: MultiKueueFleet, namespace: str) -> str:
-    args = ["logs", "train", "-n", namespace, "--hub-namespace", mk.hub_namespace]
+def _logs(capsys: pytest.CaptureFixture[str], mk: MultiKueueFleet, namespace: str, job: str) -> str:
+    args = ["logs", job, "-n", namespace, "--hub-namespace", mk.hub_namespace]
     code = main([*args, "--kubeconfig", str(mk.fleet.manager.kubeconfig)])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -286,6 +287,9 @@ def test_a_rayjob_on_the_manager_runs_on_one_worker_shows_its_logs_and_is_cleane
     body = kwok_rayjob("train", workers=2, gpus_per_worker=4, run_seconds=10)
     with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
         _create_ray(manager.custom, mk_namespace, "rayjobs", body.queue(mk.spec.local_queue).obj())
+        # A batch Job beside it: kwok serves every pod's log, whatever made the pod.
+        batch_job = kwok_job("plain", gpus_per_pod=0, pods=1, run_seconds=60)
+        manager.create_job(batch_job.queue(mk.spec.local_queue).obj())
         created = _ray(manager.custom, mk_namespace, "rayjobs", "train") or {}
         assert created["spec"]["suspend"] is True, "the hub's webhook suspends it on create"
         assert created["spec"]["managedBy"] == MANAGED_BY
@@ -324,9 +328,23 @@ def test_a_rayjob_on_the_manager_runs_on_one_worker_shows_its_logs_and_is_cleane
             )
 
             head = next(p for p in pods if p.metadata.labels.get("ray.io/node-type") == "head")
-            out = _logs(capsys, mk, mk_namespace)
+            out = _logs(capsys, mk, mk_namespace, "train")
             first_line = LOG_TEXT.splitlines()[0]
             assert f"[{head.metadata.name}] {first_line}" in out.splitlines(), out
+            plain = until(lambda: manager.placement("plain"), "the batch Job placed", 60)
+            with ClusterView.open(mk.worker_by_cluster_name(plain), mk_namespace) as there:
+                (pod,) = until(lambda: there.scheduled_pods("plain"), "its pod scheduled", 60)
+                until(
+                    lambda: (
+                        there.core.read_namespaced_pod(pod.metadata.name, mk_namespace).status.phase
+                        == "Running"
+                        or None
+                    ),
+                    "its pod running",
+                    60,
+                )
+            out = _logs(capsys, mk, mk_namespace, "plain")
+            assert f"[{pod.metadata.name}] {first_line}" in out.splitlines(), out
 
             done = until(
                 lambda: _true(manager.workload(name), "Finished"), "Finished on the manager", 120
