@@ -40,7 +40,7 @@ def job_info(job_id: str) -> dict[str, Any]:
         "job_id": job_id,
         "submission_id": job_id,
         "type": "SUBMISSION",
-        "job_status": "SUCCEEDED",
+        "status": "SUCCEEDED",
         "entrypoint": "",
         "message": MESSAGE,
         "start_time": now,

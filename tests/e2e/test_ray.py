@@ -64,6 +64,21 @@ def _create_ray(custom: Any, namespace: str, plural: str, body: Json) -> None:
     custom.create_namespaced_custom_object(*RAY, namespace, plural, body)
 
 
+def _create_through_webhook(custom: Any, namespace: str, plural: str, body: Json) -> Json:
+    """Create once a dry run comes back defaulted: the apiserver takes a moment to call a
+    just-registered webhook (the shared hub may have started just now)."""
+
+    def defaulted() -> bool | None:
+        answer = custom.create_namespaced_custom_object(
+            *RAY, namespace, plural, body, dry_run="All"
+        )
+        return answer["spec"].get("managedBy") == MANAGED_BY or None
+
+    until(defaulted, f"the hub's webhook defaulting {plural}", 30)
+    created: Json = custom.create_namespaced_custom_object(*RAY, namespace, plural, body)
+    return created
+
+
 def _workloads(custom: Any, namespace: str) -> list[Json]:
     return list(
         custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")["items"]
@@ -105,6 +120,14 @@ def _gpus_in_use(custom: Any, cluster_queue: str) -> int:
         for resource in flavor.get("resources") or ()
         if resource["name"] == GPU
     )
+
+
+def _running(rayjob: Json | None) -> Json | None:
+    """The RayJob once started and Running in KubeRay (its cluster ready, its submitter
+    made); KubeRay names a cluster even while a RayJob created suspended settles."""
+    status = (rayjob or {}).get("status") or {}
+    started = rayjob is not None and rayjob["spec"].get("suspend") is False
+    return rayjob if started and status.get("jobDeploymentStatus") == "Running" else None
 
 
 def _templates(rayjob: Json) -> list[Json]:
@@ -150,13 +173,8 @@ def test_a_preempted_rayjob_is_suspended_restored_then_runs_again_finishes_and_f
             pod_sets = [(p["name"], p["count"]) for p in workload["spec"]["podSets"]]
             assert pod_sets == [("head", 1), ("workers", 4), ("submitter", 1)]
             started = until(
-                lambda: (
-                    (j := _ray(custom, namespace, "rayjobs", "train") or {})
-                    .get("status", {})
-                    .get("rayClusterName")
-                    and j
-                ),
-                "the RayJob started and KubeRay naming its cluster",
+                lambda: _running(_ray(custom, namespace, "rayjobs", "train")),
+                "the RayJob started and KubeRay running it",
                 60,
             )
             for template in _templates(started):
@@ -199,8 +217,8 @@ def test_a_preempted_rayjob_is_suspended_restored_then_runs_again_finishes_and_f
                 "the RayJob admitted again after the Job and Finished",
                 150,
             )
-            assert finished["reason"] == "Succeeded"
             done = _ray(custom, namespace, "rayjobs", "train") or {}
+            assert finished["reason"] == "Succeeded", done.get("status")
             assert done["status"]["jobDeploymentStatus"] == "Complete"
             assert done["status"]["jobStatus"] == "SUCCEEDED"
             until(lambda: _gpus_in_use(custom, cq) == 0 or None, "the GPUs freed", 30)
@@ -286,11 +304,12 @@ def test_a_rayjob_on_the_manager_runs_on_one_worker_shows_its_logs_and_is_cleane
     mk = multikueue_fleet
     body = kwok_rayjob("train", workers=2, gpus_per_worker=4, run_seconds=10)
     with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
-        _create_ray(manager.custom, mk_namespace, "rayjobs", body.queue(mk.spec.local_queue).obj())
+        created = _create_through_webhook(
+            manager.custom, mk_namespace, "rayjobs", body.queue(mk.spec.local_queue).obj()
+        )
         # A batch Job beside it: kwok serves every pod's log, whatever made the pod.
         batch_job = kwok_job("plain", gpus_per_pod=0, pods=1, run_seconds=60)
         manager.create_job(batch_job.queue(mk.spec.local_queue).obj())
-        created = _ray(manager.custom, mk_namespace, "rayjobs", "train") or {}
         assert created["spec"]["suspend"] is True, "the hub's webhook suspends it on create"
         assert created["spec"]["managedBy"] == MANAGED_BY
 
@@ -311,21 +330,21 @@ def test_a_rayjob_on_the_manager_runs_on_one_worker_shows_its_logs_and_is_cleane
 
             # Status comes back: the manager's RayJob names the worker's cluster.
             local = until(
-                lambda: (
-                    (j := _ray(manager.custom, mk_namespace, "rayjobs", "train") or {})
-                    .get("status", {})
-                    .get("rayClusterName")
-                    and j
-                ),
-                "the worker's status on the manager's RayJob",
+                lambda: _running(_ray(manager.custom, mk_namespace, "rayjobs", "train")),
+                "the worker's Running status on the manager's RayJob",
                 60,
             )
             ray_cluster = local["status"]["rayClusterName"]
             pods = until(_placed(worker.core, mk_namespace, ray_cluster, 3), "head and workers", 60)
             assert all(p.spec.node_name.startswith(f"{chosen.name}-gpu-") for p in pods)
-            assert [w["metadata"]["name"] for w in worker.workloads()] == [name], (
-                "KubeRay's RayCluster on the worker is not queued on its own"
-            )
+            remote_workloads = worker.workloads()
+            assert name in [w["metadata"]["name"] for w in remote_workloads]
+            owner_kinds = [
+                o["kind"]
+                for w in remote_workloads
+                for o in w["metadata"].get("ownerReferences") or ()
+            ]
+            assert "RayCluster" not in owner_kinds, "KubeRay's RayCluster is not queued on its own"
 
             head = next(p for p in pods if p.metadata.labels.get("ray.io/node-type") == "head")
             out = _logs(capsys, mk, mk_namespace, "train")
@@ -373,7 +392,7 @@ def test_a_raycluster_on_the_manager_runs_on_one_worker_until_deleted(
     gpu_worker.node_selector({POOL_LABEL: "gpu"})
     body = RayCluster("serve").queue(mk.spec.local_queue).worker_group("gpu", 2, gpu_worker)
     with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
-        _create_ray(manager.custom, mk_namespace, "rayclusters", body.obj())
+        _create_through_webhook(manager.custom, mk_namespace, "rayclusters", body.obj())
         workload = until(_admitted(manager, "RayCluster", "serve"), "admitted", 60)
         name, cluster = workload["metadata"]["name"], workload["status"]["clusterName"]
         chosen = mk.worker_by_cluster_name(cluster)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from devfleet.kwok_pod_logs import LOG_TEXT, pod_log_documents
+from devfleet.kwok_pod_logs import LOG_TEXT, cri_log, pod_log_documents
 from devfleet.ray_dashboard_stand_in import answer
+
+WRITTEN = "2026-01-01T00:00:00.000000000Z"
 
 
 def test_every_ray_job_reports_success_as_kuberay_reads_it() -> None:
     status, info = answer("GET", "http://train-head-svc.ns.svc.cluster.local:8265/api/jobs/j1", b"")
     assert status == 200
-    assert (info["job_id"], info["submission_id"], info["job_status"]) == ("j1", "j1", "SUCCEEDED")
+    assert (info["job_id"], info["submission_id"], info["status"]) == ("j1", "j1", "SUCCEEDED")
 
 
 def test_http_mode_submissions_and_stops_are_accepted_and_other_paths_are_not() -> None:
@@ -33,4 +35,6 @@ def test_kwok_serves_one_log_file_for_every_pod_and_container(tmp_path: Path) ->
     assert "selector" not in cluster_logs["spec"]
     [log] = cluster_logs["spec"]["logs"]
     assert "containers" not in log
-    assert Path(log["logsFile"]).read_text() == LOG_TEXT
+    written = Path(log["logsFile"]).read_text().splitlines()
+    assert written == [f"{WRITTEN} stdout F {line}" for line in LOG_TEXT.splitlines()]
+    assert cri_log("a\nb", "T") == "T stdout F a\nT stdout F b\n"
