@@ -48,12 +48,14 @@ FULL_JOBS_TIMEOUT_SECONDS = 300.0
 KEEP_TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600
 RUN_TOKEN_LIFETIME_SECONDS = 3600
 HUB_CONFIGURATION = {
-    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+    "integrations": {
+        "frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"]
+    },
     "clientConnection": {"qps": 50, "burst": 100},
     "multiKueue": {"dispatcherName": "fleetq.dev/capacity-aware", "gcInterval": "10s"},
 }
 """The Configuration the hub chart writes (the chart derives namespace, ports, certs). The
-agents' Configuration lists no frameworks, so they manage every kind (Jobs and JobSets)."""
+agents' Configuration lists no frameworks, so they manage every kind (Jobs, JobSets, RayJobs)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,13 @@ jobs go to worker-2's CPU nodes, and later GPU jobs wait on the manager until GP
 the high-priority one ahead of an older low-priority one. One of them is a JobSet
 (jobset.x-k8s.io/v1alpha2, run by the real JobSet controller on every cluster): a CPU
 driver and 4 GPU workers, one Workload on the manager, placed whole on one worker, where
-its worker pods spread over the GPU nodes.
+its worker pods spread over the GPU nodes. The full mix also has a RayJob (ray.io/v1, run
+by the real KubeRay operator on every cluster): a head and CPU workers plus KubeRay's
+submitter, one Workload, on worker-2's CPU nodes.
 
-Jobs and JobSets are created as the hub's webhook would leave them (suspended, `managedBy`
-MultiKueue): the demo runs the hub without webhooks (see devfleet/chart_install.py for why).
+Jobs, JobSets and the RayJob are created as the hub's webhook would leave them (suspended,
+`managedBy` MultiKueue): the demo runs the hub without webhooks (see
+devfleet/chart_install.py for why).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from devfleet.sample_jobs import gpu_job, gpu_jobset
+from devfleet.sample_jobs import gpu_job, gpu_jobset, gpu_rayjob
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -32,6 +35,10 @@ JOB_NAME_LABEL = "job-name"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+RAYJOB = ("ray.io", "v1", "rayjobs")
+RAYJOB_POD_LABEL = "fleetq.dev/demo-rayjob"
+"""Label the demo puts on a RayJob's head and worker pod templates, valued with its name
+(KubeRay labels the pods with its generated cluster's name only)."""
 
 
 class JobKind(StrEnum):
@@ -42,19 +49,21 @@ class JobKind(StrEnum):
 
 
 class JobApi(StrEnum):
-    """The object a demo job is: a batch/v1 Job or a JobSet."""
+    """The object a demo job is: a batch/v1 Job, a JobSet or a RayJob."""
 
     JOB = "job"
     JOBSET = "jobset"
+    RAYJOB = "rayjob"
 
     @property
     def kind(self) -> str:
-        return "JobSet" if self is JobApi.JOBSET else "Job"
+        return {JobApi.JOBSET: "JobSet", JobApi.RAYJOB: "RayJob"}.get(self, "Job")
 
     @property
     def pod_label(self) -> str:
         """The label naming the object on its pods (a JobSet's pods carry both)."""
-        return JOBSET_NAME_LABEL if self is JobApi.JOBSET else JOB_NAME_LABEL
+        labels = {JobApi.JOBSET: JOBSET_NAME_LABEL, JobApi.RAYJOB: RAYJOB_POD_LABEL}
+        return labels.get(self, JOB_NAME_LABEL)
 
 
 PRIORITIES: dict[str, int] = {"high": 1000, "normal": 500, "low": 100}
@@ -77,7 +86,7 @@ class DemoJob:
     submit_at: float
     api: JobApi = JobApi.JOB
     drivers: int = 0
-    """A JobSet's driver pods (1 CPU, no GPU each), besides its workers."""
+    """A JobSet's driver pods or a RayJob's head (1 CPU, no GPU each), besides its workers."""
 
     @property
     def key(self) -> str:
@@ -106,7 +115,7 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         api: JobApi = JobApi.JOB,
     ) -> DemoJob:
         run = max(4.0, round(run_seconds * scale))
-        drivers = 1 if api is JobApi.JOBSET else 0
+        drivers = 1 if api in (JobApi.JOBSET, JobApi.RAYJOB) else 0
         return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
     first_wave = (
@@ -130,6 +139,9 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         job("preprocess", "team-a", JobKind.CPU, 6, 8, "normal", 10, 10),
         job("embed-corpus", "team-a", JobKind.GPU, 1, 2, "normal", 10, 11),
         job("batch-infer", "team-b", JobKind.GPU, 1, 8, "low", 15, 12),
+        # A RayJob: a head and 2 workers of 4 CPUs on worker-2's CPU nodes, plus KubeRay's
+        # submitter, whose run time is the RayJob's.
+        job("ray-tune", "team-b", JobKind.CPU, 2, 4, "normal", 10, 13, JobApi.RAYJOB),
     )
 
 
@@ -148,6 +160,8 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
             run_seconds=job.run_seconds,
             node_selector=selector,
         )
+    elif job.api is JobApi.RAYJOB:
+        manifest = _rayjob_manifest(job, gpus, selector)
     else:
         manifest = gpu_job(
             job.name,
@@ -156,7 +170,7 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
             run_seconds=job.run_seconds,
             node_selector=selector,
         )
-    if job.kind is JobKind.CPU:
+    if job.kind is JobKind.CPU and job.api is not JobApi.RAYJOB:
         (container,) = manifest["spec"]["template"]["spec"]["containers"]
         container["resources"]["requests"] = {"cpu": str(job.per_pod), "memory": "4Gi"}
     manifest["metadata"].update(
@@ -174,14 +188,34 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
     return manifest
 
 
+def _rayjob_manifest(job: DemoJob, gpus: int, selector: dict[str, str]) -> dict[str, Any]:
+    manifest = gpu_rayjob(
+        job.name,
+        workers=job.pods,
+        gpus_per_worker=gpus,
+        run_seconds=job.run_seconds,
+        node_selector=selector,
+    )
+    cluster = manifest["spec"]["rayClusterSpec"]
+    templates = [cluster["headGroupSpec"]["template"]]
+    templates += [group["template"] for group in cluster["workerGroupSpecs"]]
+    for template in templates:
+        template.setdefault("metadata", {}).setdefault("labels", {})[RAYJOB_POD_LABEL] = job.name
+    if job.kind is JobKind.CPU:
+        (container,) = templates[-1]["spec"]["containers"]
+        container["resources"]["requests"] = {"cpu": str(job.per_pod), "memory": "4Gi"}
+    return manifest
+
+
 def submit_job(api_client: Any, job: DemoJob) -> None:
     """Create `job`'s object on the cluster `api_client` talks to."""
     from kubernetes import client
 
     manifest = job_manifest(job)
-    if job.api is JobApi.JOBSET:
+    if job.api in (JobApi.JOBSET, JobApi.RAYJOB):
+        group, version, plural = JOBSET if job.api is JobApi.JOBSET else RAYJOB
         custom = client.CustomObjectsApi(api_client)
-        custom.create_namespaced_custom_object(*JOBSET[:2], job.namespace, JOBSET[2], manifest)
+        custom.create_namespaced_custom_object(group, version, job.namespace, plural, manifest)
     else:
         client.BatchV1Api(api_client).create_namespaced_job(job.namespace, manifest)
 

@@ -5,8 +5,9 @@ dispatching (quota reserved, the MultiKueue check looking for a worker), running
 worker (Admitted, `status.clusterName`), finished; the Workload's owner is the Job or the
 JobSet. The workers tell where the pods really are: each pod's node, and that node's pool
 (a Job's pods carry `job-name`, a JobSet's `jobset.sigs.k8s.io/jobset-name` and the name of
-their replicated job). Times are measured by the demo from what it observes (to within a
-poll), relative to the first submission.
+their replicated job, a RayJob's head and workers the demo's `fleetq.dev/demo-rayjob`).
+Times are measured by the demo from what it observes (to within a poll), relative to the
+first submission.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from devfleet.demo_jobs import (
     JOBSET_NAME_LABEL,
     NAMESPACES,
     POOL_LABEL,
+    RAYJOB_POD_LABEL,
     REPLICATED_JOB_LABEL,
     DemoJob,
     JobApi,
@@ -183,8 +185,11 @@ class FleetObserver:
             for pod in core.list_namespaced_pod(namespace).items:
                 labels = pod.metadata.labels or {}
                 # A JobSet's pods also carry their child Job's `job-name`: the JobSet wins.
-                api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
-                owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)
+                if RAYJOB_POD_LABEL in labels:
+                    api, owner = JobApi.RAYJOB, labels.get(RAYJOB_POD_LABEL)
+                else:
+                    api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
+                    owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)
                 record = self.records.get(f"{namespace}/{owner}")
                 node = pod.spec.node_name
                 if owner is None or record is None or record.job.api is not api or not node:

@@ -33,6 +33,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
 from devfleet.front_proxy import kwokctl_args, write_front_proxy_pki
+from devfleet.kwok_pod_logs import pod_log_documents
 from devfleet.kwok_stages import stage_documents
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl, KwokctlError, check_binaries
 from devfleet.operators.catalog import OPERATORS, resolve
@@ -150,7 +151,7 @@ class Fleet:
         started = time.monotonic()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.kwokctl.workdir.mkdir(parents=True, exist_ok=True)
-        stages = [] if lite else stage_documents()
+        stages = [] if lite else [*stage_documents(), *pod_log_documents(self.dir)]
         lite_roles = {c.name for c in spec.clusters} if lite else set(api_only)
         roles = [cluster.name for cluster in spec.clusters]
         names = {role: self.kwok_cluster_name(role) for role in roles}

@@ -137,3 +137,73 @@ def gpu_jobset(
             ],
         },
     }
+
+
+def gpu_rayjob(
+    name: str,
+    *,
+    workers: int,
+    gpus_per_worker: int,
+    run_seconds: float,
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A RayJob: a CPU head, `workers` GPU workers (group `workers`) and KubeRay's submitter,
+    which "runs" `run_seconds` on kwok nodes (the job ends when its submitter does; kwok
+    keeps head and workers running until KubeRay deletes the cluster)."""
+
+    def template(
+        container: str, requests: dict[str, str], limits: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        resources: dict[str, Any] = {"requests": requests}
+        if limits:
+            resources["limits"] = limits
+        return {
+            "spec": {
+                "nodeSelector": dict(node_selector or {}),
+                "containers": [
+                    {
+                        "name": container,
+                        "image": "registry.invalid/ray:2.46.0",
+                        "resources": resources,
+                    }
+                ],
+            }
+        }
+
+    worker_limits = {"nvidia.com/gpu": str(gpus_per_worker)} if gpus_per_worker else None
+    submitter = template("ray-job-submitter", {"cpu": "500m", "memory": "200Mi"})
+    submitter["spec"]["restartPolicy"] = "Never"
+    submitter["metadata"] = {
+        "annotations": {
+            RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
+            RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
+        }
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name},
+        "spec": {
+            "entrypoint": "python /home/ray/train.py",
+            "shutdownAfterJobFinishes": True,
+            "submitterPodTemplate": submitter,
+            "rayClusterSpec": {
+                "headGroupSpec": {
+                    "rayStartParams": {},
+                    "template": template("ray-head", {"cpu": "1", "memory": "1Gi"}),
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "workers",
+                        "replicas": workers,
+                        "minReplicas": workers,
+                        "maxReplicas": workers,
+                        "rayStartParams": {},
+                        "template": template(
+                            "ray-worker", {"cpu": "1", "memory": "1Gi"}, worker_limits
+                        ),
+                    }
+                ],
+            },
+        },
+    }

@@ -30,6 +30,7 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
+KUBERAY_VERSION = "v1.5.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -186,6 +187,21 @@ TOOLS: tuple[GoTool, ...] = (
             ),
         },
         ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
+    ),
+    GoTool(
+        name="kuberay",
+        version=KUBERAY_VERSION,
+        # The operator's main package is the module root (devfleet/kuberay_operator.py).
+        packages=("github.com/ray-project/kuberay/ray-operator",),
+        binaries=("kuberay-operator",),
+        checks={
+            # No --version flag: the embedded module version tells.
+            "kuberay-operator": VersionCheck(
+                (),
+                f"github.com/ray-project/kuberay/ray-operator\t{KUBERAY_VERSION}",
+                build_info=True,
+            ),
+        },
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its

@@ -7,10 +7,16 @@ from typing import Final
 from integrations.batch_job.kind import BATCH_JOB
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
+from integrations.ray.raycluster_kind import RAYCLUSTER
+from integrations.ray.rayjob_kind import RAYJOB
+from integrations.ray.rayservice_kind import RAYSERVICE
 
 REGISTRY: Final = FrameworkRegistry(
     (
         BATCH_JOB,
         JOBSET,
+        RAYJOB,
+        RAYCLUSTER,
+        RAYSERVICE,
     )
 )

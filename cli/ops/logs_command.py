@@ -21,11 +21,19 @@ from cli.ops.describe_command import find_workload
 from cli.ops.kueue_reads import get_object
 from cli.ops.manager_target import add_cluster_options, add_hub_namespace_option, manager_target
 from cli.ops.ops_errors import ExitStatus, NotFoundError, OpsError
-from cli.ops.worker_pod_logs import LogReadError, LogSource, PodLogReader, job_pods, log_sources
+from cli.ops.worker_pod_logs import (
+    LogReadError,
+    LogSource,
+    PodLogReader,
+    job_pods,
+    log_sources,
+    selected_pods,
+)
 from cli.ops.workload_phase import workload_phase
 from cli.ops.workload_story import pending_reason
 from core.api.multikueue import MultiKueueCluster
 from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.pod_selector import SelectsPodsFromStatus
 from integrations.registry import REGISTRY
 
 Emit = Callable[[str], None]
@@ -72,7 +80,11 @@ def run_logs(args: argparse.Namespace) -> int:
             endpoint = worker_endpoint(manager, cluster, args.hub_namespace)
         with ClusterRest(endpoint, timeout=WORKER_TIMEOUT) as worker_rest:
             job_name, name_labels = job_of(workload, args.job)
-            pods = job_pods(worker_rest, namespace, job_name, name_labels)
+            selector = status_selector(worker_rest, namespace, workload, job_name)
+            if selector is not None:
+                pods = selected_pods(worker_rest, namespace, selector)
+            else:
+                pods = job_pods(worker_rest, namespace, job_name, name_labels)
         if not pods:
             raise OpsError(f"job {job_name} has no pods on worker {worker} (yet)")
         sources = log_sources(pods, args.container)
@@ -99,6 +111,30 @@ def job_of(workload: Any, asked: str) -> tuple[str, tuple[str, ...]]:
         if kind is not None:
             return str(owner.name), kind.pod_name_labels
     return asked, BATCH_JOB.pod_name_labels
+
+
+def status_selector(rest: Any, namespace: str, workload: Any, job_name: str) -> str | None:
+    """For a kind whose pods only its status names (a RayJob's cluster): the selector the
+    worker's copy of the job gives; None for other kinds, or while it gives none."""
+    kind = next(
+        (
+            found
+            for owner in workload.metadata.owner_references
+            if (found := REGISTRY.for_owner(owner.api_version, owner.kind)) is not None
+        ),
+        None,
+    )
+    if not isinstance(kind, SelectsPodsFromStatus):
+        return None
+    from cli.join.cluster_rest import ApiCallError, ClusterCallError
+
+    resource = kind.resource
+    path = f"/apis/{resource.group}/{resource.version}/namespaces/{namespace}"
+    try:
+        job = rest.request("GET", f"{path}/{resource.plural}/{job_name}")
+    except (ApiCallError, ClusterCallError):
+        return None
+    return kind.pod_label_selector(job)
 
 
 def stream_logs(reader: PodLogReader, sources: list[LogSource], emit: Emit, problem: Emit) -> int:

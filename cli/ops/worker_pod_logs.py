@@ -51,27 +51,30 @@ def job_pods(
 ) -> list[dict[str, Any]]:
     """The job's pods on the worker (found by its kind's `name_labels`), oldest first."""
     for label in name_labels:
-        try:
-            answer = rest.request(
-                "GET",
-                f"/api/v1/namespaces/{namespace}/pods",
-                query={"labelSelector": f"{label}={job}"},
-            )
-        except ApiCallError as error:
-            hint = f"; {PERMISSION_HINT}" if error.status == 403 else ""
-            raise OpsError(f"{error}{hint}") from None
-        except ClusterCallError as error:
-            raise OpsError(str(error)) from None
-        pods = list(answer.get("items") or [])
+        pods = selected_pods(rest, namespace, f"{label}={job}")
         if pods:
-            return sorted(
-                pods,
-                key=lambda pod: (
-                    (pod.get("metadata") or {}).get("creationTimestamp") or "",
-                    (pod.get("metadata") or {}).get("name") or "",
-                ),
-            )
+            return pods
     return []
+
+
+def selected_pods(rest: ClusterRest, namespace: str, selector: str) -> list[dict[str, Any]]:
+    """The pods a label selector picks in `namespace` on the worker, oldest first."""
+    try:
+        answer = rest.request(
+            "GET", f"/api/v1/namespaces/{namespace}/pods", query={"labelSelector": selector}
+        )
+    except ApiCallError as error:
+        hint = f"; {PERMISSION_HINT}" if error.status == 403 else ""
+        raise OpsError(f"{error}{hint}") from None
+    except ClusterCallError as error:
+        raise OpsError(str(error)) from None
+    return sorted(
+        answer.get("items") or [],
+        key=lambda pod: (
+            (pod.get("metadata") or {}).get("creationTimestamp") or "",
+            (pod.get("metadata") or {}).get("name") or "",
+        ),
+    )
 
 
 def log_sources(pods: list[dict[str, Any]], container: str | None) -> list[LogSource]:

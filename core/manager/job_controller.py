@@ -58,6 +58,7 @@ from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
 from integrations.framework.job_kind import JobKind
+from integrations.framework.job_skip import skipped
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
 from integrations.framework.pod_set_info import InvalidPodSetInfo
@@ -233,6 +234,8 @@ class JobController:
     def _manages(self, job: Json) -> bool:
         if self.kind.managed_by(job) not in self._kueue_managed:
             return False
+        if skipped(self.kind, job):
+            return False  # e.g. a RayJob on an existing RayCluster (upstream's Skip)
         if self._child_of_queued_kind(job):
             return False  # queued with its parent (a JobSet's Job)
         if job_metadata.queue_name(job) or job_metadata.prebuilt_workload_name(job) is not None:

@@ -6,10 +6,12 @@ from collections.abc import Iterable
 from typing import Final
 
 from devfleet.operators.jobset import JOBSET
+from devfleet.operators.kuberay import KUBERAY
 from devfleet.operators.spec import Operator, OperatorError
 
 _ALL: Final[list[Operator]] = [
     JOBSET,
+    KUBERAY,
 ]
 OPERATORS: Final[dict[str, Operator]] = {operator.name: operator for operator in _ALL}
 

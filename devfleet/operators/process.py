@@ -211,7 +211,8 @@ class OperatorProcess:
             qps=self.qps,
             burst=self.burst,
         )
-        return [str(binary), *self.operator.command(launch)]
+        under = self.operator.run_under(launch) if self.operator.run_under is not None else []
+        return [*under, str(binary), *self.operator.command(launch)]
 
     def start(self) -> OperatorProcess:
         """Install the CRDs and start the process (do not wait: see `wait_ready`)."""

@@ -73,6 +73,10 @@ class Operator:
     check_ready: Callable[[OperatorProcess, float], None] | None = None
     """Called after the health URL answered and webhooks were registered, with the
     seconds left: raises OperatorError unless the operator really serves."""
+    run_under: Callable[[Launch], list[str]] | None = None
+    """An argv prefix the binary runs under: a supervisor in the same process group that
+    provides something the operator needs beside it (KubeRay's Ray dashboard stand-in), or
+    None to run the binary directly."""
     requires: tuple[str, ...] = ()
     """Operators that must run on the same cluster (Kubeflow Trainer creates JobSets)."""
     on_api_only: bool = True

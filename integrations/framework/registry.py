@@ -27,6 +27,7 @@ UPSTREAM_FRAMEWORKS = frozenset(
         "trainer.kubeflow.org/trainjob",
         "ray.io/rayjob",
         "ray.io/raycluster",
+        "ray.io/rayservice",
         "workload.codeflare.dev/appwrapper",
         "sparkoperator.k8s.io/sparkapplication",
         "pod",

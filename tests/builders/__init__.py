@@ -43,6 +43,7 @@ from tests.builders.pod import (
 )
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
+from tests.builders.ray import RayCluster, RayJob, kwok_rayjob
 from tests.builders.workload import Workload, pod_set_assignment
 
 __all__ = [
@@ -70,12 +71,15 @@ __all__ = [
     "ObjectBuilder",
     "PodTemplate",
     "PodTemplateMethods",
+    "RayCluster",
+    "RayJob",
     "ResourceFlavor",
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",
     "kwok_job",
     "kwok_jobset",
+    "kwok_rayjob",
     "owner_reference",
     "pod_set_assignment",
 ]

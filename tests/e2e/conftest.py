@@ -1,4 +1,5 @@
-"""E2E fixtures: the shared MultiKueue fleet (tests/e2e/multikueue_fixtures.py)."""
+"""E2E fixtures: the shared MultiKueue fleet (tests/e2e/multikueue_fixtures.py) and the
+single-cluster hub on worker-1 (tests/e2e/single_cluster_hub.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,16 @@ from tests.e2e.multikueue_fixtures import (
     multikueue_session,
     stop_when_unused,
 )
+from tests.e2e.single_cluster_hub import gpu_queue, hub_process
 
-__all__ = ["mk_namespace", "mk_namespace_factory", "multikueue_fleet", "multikueue_session"]
+__all__ = [
+    "gpu_queue",
+    "hub_process",
+    "mk_namespace",
+    "mk_namespace_factory",
+    "multikueue_fleet",
+    "multikueue_session",
+]
 
 
 @pytest.hookimpl(wrapper=True)

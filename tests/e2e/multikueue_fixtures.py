@@ -75,7 +75,15 @@ class MultiKueueSession:
                 name=name,
                 hub_configuration={
                     # JobSets too: the fleet runs JobSet's controller on every cluster.
-                    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+                    "integrations": {
+                        "frameworks": [
+                            "batch/job",
+                            "jobset.x-k8s.io/jobset",
+                            "ray.io/rayjob",
+                            "ray.io/raycluster",
+                            "ray.io/rayservice",
+                        ]
+                    },
                     "multiKueue": {
                         "gcInterval": "5s",
                         # A nominee that cannot admit is given up on sooner than in

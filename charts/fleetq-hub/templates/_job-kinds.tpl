@@ -20,6 +20,36 @@
   - apiGroups: ["jobset.x-k8s.io"]
     resources: ["jobsets/finalizers"]
     verbs: ["update"]
+  # ray.io/rayjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["ray.io"]
+    resources: ["rayjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayjobs/finalizers"]
+    verbs: ["update"]
+  # ray.io/raycluster: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["ray.io"]
+    resources: ["rayclusters"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayclusters/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayclusters/finalizers"]
+    verbs: ["update"]
+  # ray.io/rayservice: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["ray.io"]
+    resources: ["rayservices"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayservices/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["ray.io"]
+    resources: ["rayservices/finalizers"]
+    verbs: ["update"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -59,6 +89,60 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "ray.io/rayjob" .Values.configuration.integrations.frameworks }}
+- name: mrayjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-ray-io-v1-rayjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["rayjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "ray.io/raycluster" .Values.configuration.integrations.frameworks }}
+- name: mraycluster.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-ray-io-v1-raycluster") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["rayclusters"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "ray.io/rayservice" .Values.configuration.integrations.frameworks }}
+- name: mrayservice.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-ray-io-v1-rayservice") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["rayservices"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -89,6 +173,60 @@
       apiVersions: ["v1alpha2"]
       operations: ["CREATE", "UPDATE"]
       resources: ["jobsets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "ray.io/rayjob" .Values.configuration.integrations.frameworks }}
+- name: vrayjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-ray-io-v1-rayjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["rayjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "ray.io/raycluster" .Values.configuration.integrations.frameworks }}
+- name: vraycluster.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-ray-io-v1-raycluster") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["rayclusters"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "ray.io/rayservice" .Values.configuration.integrations.frameworks }}
+- name: vrayservice.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-ray-io-v1-rayservice") | nindent 4 }}
+  rules:
+    - apiGroups: ["ray.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["rayservices"]
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}

@@ -7,7 +7,8 @@ as it is then (still suspended, carrying the prebuilt-workload label) and the wo
 Kueue adopts the copy of the Workload and starts it. Its status is copied onto the manager
 job's status subresource, guarded by resourceVersion, with keys the remote no longer has
 removed; while the manager job is still suspended the copy waits (the kind's rule) and the
-caller retries shortly.
+caller retries shortly. A kind that forwards spec edits (`SyncsRemoteSpec`, a RayService's
+serveConfigV2) has its copy merge-patched after the status copy.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
 from hub.multikueue.dispatch.remote_writes import RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json
 from integrations.framework.job_kind import JobKind, StatusSyncDecision
+from integrations.framework.remote_spec_sync import SyncsRemoteSpec
 
 
 class JobSyncOutcome(enum.Enum):
@@ -102,7 +104,12 @@ class JobSync:
             )
             created = await self.writes.create_job(worker, cluster, key, kind.resource, body)
             return JobSyncOutcome.CREATED if created else JobSyncOutcome.NAME_TAKEN
-        return await self.copy_status(kind, local_job, remote)
+        outcome = await self.copy_status(kind, local_job, remote)
+        if not final and isinstance(kind, SyncsRemoteSpec):
+            patch = kind.remote_spec_patch(self._freshest(local_job), remote)
+            if patch:
+                await self.writes.patch_job(worker, cluster, key, kind.resource, remote, patch)
+        return outcome
 
     async def copy_status(self, kind: JobKind, local_job: Json, remote: Json) -> JobSyncOutcome:
         local_job = self._freshest(local_job)

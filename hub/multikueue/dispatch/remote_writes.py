@@ -210,6 +210,29 @@ class RemoteWrites:
         labels = metadata(existing).get("labels") or {}
         return is_ours(existing, self.origin) and labels.get(PREBUILT_WORKLOAD_LABEL) == wanted
 
+    async def patch_job(
+        self,
+        client: KubeClient,
+        cluster: str,
+        key: str,
+        resource: JobResource,
+        remote: Json,
+        patch: Mapping[str, Any],
+    ) -> None:
+        """Merge-patch the remote job, guarded by the version it was planned on."""
+        body: dict[str, Any] = dict(patch)
+        body["metadata"] = {"resourceVersion": resource_version_of(remote)}
+        self._count(cluster, key, WriteVerb.PATCH)
+        await client.patch(
+            resource,
+            name_of(remote),
+            body,
+            patch_type=PatchType.MERGE,
+            namespace=namespace_of(remote),
+            field_manager=MULTIKUEUE_FIELD_MANAGER,
+        )
+        self.log.info("multikueue.job_spec_forwarded", cluster=cluster, workload=key)
+
     async def create_job(
         self, client: KubeClient, cluster: str, key: str, resource: JobResource, body: Json
     ) -> bool:

@@ -126,3 +126,23 @@ def test_submit_creates_a_jobset_as_a_custom_object_and_a_job_through_batch(
     assert custom == "custom" and args[:4] == ("jobset.x-k8s.io", "v1alpha2", "team-a", "jobsets")
     assert args[4]["kind"] == "JobSet"
     assert batch == "batch" and batch_args[0] == "team-a" and batch_args[1]["kind"] == "Job"
+
+
+def test_the_full_mix_has_one_cpu_rayjob_labelled_for_the_demo_and_handed_to_multikueue() -> None:
+    (rayjob,) = [job for job in job_mix(short=False) if job.api is JobApi.RAYJOB]
+    assert rayjob.api.kind == "RayJob" and rayjob.shape == "1 CPU + 2x4 CPU"
+    manifest = job_manifest(rayjob)
+    assert (manifest["apiVersion"], manifest["kind"]) == ("ray.io/v1", "RayJob")
+    assert manifest["spec"]["suspend"] is True
+    assert manifest["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    assert manifest["spec"]["shutdownAfterJobFinishes"] is True
+    cluster = manifest["spec"]["rayClusterSpec"]
+    head = cluster["headGroupSpec"]["template"]
+    (workers,) = cluster["workerGroupSpecs"]
+    assert workers["replicas"] == 2
+    for template in (head, workers["template"]):
+        assert template["metadata"]["labels"][JobApi.RAYJOB.pod_label] == "ray-tune"
+        assert template["spec"]["nodeSelector"] == {"fleetq.dev/node-pool": "cpu"}
+    (container,) = workers["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": "4", "memory": "4Gi"}
+    assert all(job.api is not JobApi.RAYJOB for job in job_mix(short=True))

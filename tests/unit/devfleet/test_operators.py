@@ -272,3 +272,32 @@ def test_crd_files_skip_kustomizations_and_other_manifests(tmp_path: Path) -> No
     (tmp_path / "kustomization.yaml").write_text("resources: [a.yaml]\n")
     (tmp_path / "role.yaml").write_text("kind: ClusterRole\n")
     assert [p.name for p in crd_files(tmp_path)] == ["a.yaml"]
+
+
+def test_kuberay_runs_on_loopback_under_the_ray_dashboard_stand_in() -> None:
+    from devfleet.operators.kuberay import KUBERAY
+
+    launch = Launch(
+        kubeconfig=Path("/w/kubeconfig"),
+        workdir=Path("/w"),
+        cert_dir=Path("/w/certs"),
+        ports={"health": 21002, "metrics": 21003, "dashboard": 21004},
+        module_dir=Path("/m"),
+        qps=20,
+        burst=40,
+    )
+    assert set(KUBERAY.port_names) == set(launch.ports)
+    argv = KUBERAY.command(launch)
+    assert "--kubeconfig=/w/kubeconfig" in argv and "--enable-leader-election=false" in argv
+    assert "--health-probe-bind-address=127.0.0.1:21002" in argv
+    assert "--metrics-addr=127.0.0.1:21003" in argv
+    assert KUBERAY.webhook_dir is None, "KubeRay's own webhooks stay off"
+    assert KUBERAY.run_under is not None
+    prefix = KUBERAY.run_under(launch)
+    assert prefix[1:] == ["-m", "devfleet.ray_dashboard_stand_in", "--port=21004", "--"]
+    crds = crd_files(operator_module_dir(KUBERAY) / KUBERAY.crd_dirs[0])
+    assert [path.name for path in crds] == [
+        "ray.io_rayclusters.yaml",
+        "ray.io_rayjobs.yaml",
+        "ray.io_rayservices.yaml",
+    ]
