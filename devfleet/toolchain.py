@@ -28,6 +28,7 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
+TRAINER_VERSION = "v2.0.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -184,6 +185,19 @@ TOOLS: tuple[GoTool, ...] = (
             ),
         },
         ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
+    ),
+    GoTool(
+        # Kubeflow Trainer's controller-manager (TrainJob, TrainingRuntime,
+        # ClusterTrainingRuntime); it creates JobSets, so JobSet's controller runs beside it.
+        name="trainer",
+        version=TRAINER_VERSION,
+        packages=("github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",),
+        binaries=("trainer-controller-manager",),
+        checks={
+            "trainer-controller-manager": VersionCheck(
+                (), f"github.com/kubeflow/trainer/v2\t{TRAINER_VERSION}", build_info=True
+            ),
+        },
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its
