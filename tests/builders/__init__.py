@@ -43,6 +43,13 @@ from tests.builders.pod import (
 )
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
+from tests.builders.trainjob import (
+    ClusterTrainingRuntime,
+    TrainingRuntime,
+    TrainJob,
+    kwok_training_runtime,
+    kwok_trainjob,
+)
 from tests.builders.workload import Workload, pod_set_assignment
 
 __all__ = [
@@ -59,6 +66,7 @@ __all__ = [
     "QUEUE_LABEL",
     "AdmissionCheck",
     "ClusterQueue",
+    "ClusterTrainingRuntime",
     "Cohort",
     "FlavorQuotas",
     "Job",
@@ -71,11 +79,15 @@ __all__ = [
     "PodTemplate",
     "PodTemplateMethods",
     "ResourceFlavor",
+    "TrainJob",
+    "TrainingRuntime",
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",
     "kwok_job",
     "kwok_jobset",
+    "kwok_training_runtime",
+    "kwok_trainjob",
     "owner_reference",
     "pod_set_assignment",
 ]
