@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cryptography import x509
@@ -80,27 +79,12 @@ def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
-def issue(
-    hosts: list[str],
-    now: dt.datetime,
-    common_name: str = "fleetq-webhook",
-    *,
-    ca_dns_names: Sequence[str] = (),
-) -> CertBundle:
-    """A fresh CA and a serving certificate for `hosts` (DNS names or IP addresses).
-
-    `ca_dns_names` puts DNS names on the CA too (a verifier that checks the CA by name,
-    like the cert-controller rotator operators embed, needs one)."""
+def issue(hosts: list[str], now: dt.datetime, common_name: str = "fleetq-webhook") -> CertBundle:
+    """A fresh CA and a serving certificate for `hosts` (DNS names or IP addresses)."""
     ca_key = _key()
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{common_name}-ca")])
-    ca_builder = x509.CertificateBuilder()
-    if ca_dns_names:
-        ca_builder = ca_builder.add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(name) for name in ca_dns_names]),
-            critical=False,
-        )
     ca_cert = (
-        ca_builder
+        x509.CertificateBuilder()
         .subject_name(ca_name)
         .issuer_name(ca_name)
         .public_key(ca_key.public_key())
