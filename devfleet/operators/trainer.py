@@ -13,8 +13,9 @@ will not let its controllers start before it has
 So `prepare` seeds the Secret with a CA we issue (named as the rotator wants) and a
 serving certificate that also names 127.0.0.1, writes them where the mount would be (a
 directory private to the process: `private_dirs`), and creates that configuration from
-the module's manifest with each webhook pointed at `https://127.0.0.1:<port><path>`. Trainer's webhooks (TrainJob,
-TrainingRuntime, ClusterTrainingRuntime validation) then really answer: readiness waits
+the module's manifest with each webhook pointed at `https://127.0.0.1:<port><path>`.
+Trainer's webhooks (TrainJob, TrainingRuntime, ClusterTrainingRuntime validation) then
+really answer: readiness waits
 for one to refuse a dry-run TrainJob naming a missing runtime, and then installs the
 fleet's kwok ClusterTrainingRuntime (`sample_jobs.kwok_training_runtime`), so TrainJobs
 can run on every cluster (the manager too: the hub builds a TrainJob's pod sets from it).

@@ -74,8 +74,14 @@ class MultiKueueSession:
                 workdir=self.workdir / name,
                 name=name,
                 hub_configuration={
-                    # JobSets too: the fleet runs JobSet's controller on every cluster.
-                    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+                    # JobSets and TrainJobs too: the fleet runs their operators everywhere.
+                    "integrations": {
+                        "frameworks": [
+                            "batch/job",
+                            "jobset.x-k8s.io/jobset",
+                            "trainer.kubeflow.org/trainjob",
+                        ]
+                    },
                     "multiKueue": {
                         "gcInterval": "5s",
                         # A nominee that cannot admit is given up on sooner than in
