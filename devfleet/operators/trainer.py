@@ -134,6 +134,7 @@ def rotator_certificates(now: dt.datetime) -> dict[str, bytes]:
         .not_valid_before(begin)
         .not_valid_after(end)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(CA_NAME)]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -169,6 +170,9 @@ def rotator_certificates(now: dt.datetime) -> dict[str, bytes]:
             critical=False,
         )
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False
+        )
         .sign(ca_key, hashes.SHA256())
     )
     encoding = serialization.Encoding.PEM

@@ -176,7 +176,7 @@ def test_a_preempted_trainjob_is_suspended_and_restored_then_runs_again(
     """On worker-2 (two 8-GPU nodes) the worker's own Kueue queues both jobs."""
     queue = multikueue_fleet.spec.local_queue
     low, high = f"{mk_namespace}-low", f"{mk_namespace}-high"
-    runtime = kwok_training_runtime("slow", run_seconds=12, namespaced=True).obj()
+    runtime = kwok_training_runtime("slow", run_seconds=8, namespaced=True).obj()
     trainjob = (
         kwok_trainjob(
             "train", nodes=2, gpus_per_node=8, runtime="slow", runtime_kind="TrainingRuntime"
