@@ -186,15 +186,9 @@ class JobController:
 
         def changed(obj: Json) -> None:
             if child:
-                owner = job_metadata.controller_owner(obj)
-                if (
-                    owner is not None
-                    and (
-                        str(owner.get("apiVersion")),
-                        str(owner.get("kind")),
-                    )
-                    == self.kind.resource.gvk
-                ):
+                owner = job_metadata.controller_owner(obj) or {}
+                gvk = (str(owner.get("apiVersion")), str(owner.get("kind")))
+                if gvk == self.kind.resource.gvk:
                     self.queue.add(make_key(namespace_of(obj), str(owner.get("name"))))
                 return
             every = self.jobs.keys()
