@@ -207,3 +207,89 @@ def gpu_rayjob(
             },
         },
     }
+
+
+TRAINER_API_VERSION = "trainer.kubeflow.org/v1alpha1"
+KWOK_TRAINING_RUNTIME = "kwok-torch-distributed"
+"""The ClusterTrainingRuntime every full fleet cluster gets (devfleet/trainer_controller.py)."""
+TRAINER_ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+
+def kwok_training_runtime(
+    name: str = KWOK_TRAINING_RUNTIME,
+    *,
+    run_seconds: float = 5,
+    kind: str = "ClusterTrainingRuntime",
+) -> dict[str, Any]:
+    """A torch-distributed (Cluster)TrainingRuntime whose `node` pods (1 CPU, 1Gi) run
+    `run_seconds` on kwok nodes; a TrainJob sets how many nodes and their GPUs."""
+    return {
+        "apiVersion": TRAINER_API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "metadata": {"labels": {TRAINER_ANCESTOR_LABEL: "trainer"}},
+                                "spec": {
+                                    "backoffLimit": 0,
+                                    "template": {
+                                        "metadata": {
+                                            "annotations": {
+                                                RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
+                                                RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
+                                            }
+                                        },
+                                        "spec": {
+                                            "restartPolicy": "Never",
+                                            "containers": [
+                                                {
+                                                    "name": "node",
+                                                    "image": "registry.invalid/torch:latest",
+                                                    "resources": {
+                                                        "requests": {"cpu": "1", "memory": "1Gi"}
+                                                    },
+                                                }
+                                            ],
+                                        },
+                                    },
+                                },
+                            },
+                        }
+                    ]
+                }
+            },
+        },
+    }
+
+
+def gpu_trainjob(
+    name: str,
+    *,
+    nodes: int,
+    gpus_per_node: int,
+    runtime: str = KWOK_TRAINING_RUNTIME,
+    runtime_kind: str = "ClusterTrainingRuntime",
+) -> dict[str, Any]:
+    """A TrainJob of `nodes` training nodes, each 1 CPU, 1Gi and `gpus_per_node` GPUs."""
+    resources: dict[str, Any] = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    if gpus_per_node:
+        resources["limits"] = {"nvidia.com/gpu": str(gpus_per_node)}
+    return {
+        "apiVersion": TRAINER_API_VERSION,
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runtimeRef": {
+                "name": runtime,
+                "apiGroup": "trainer.kubeflow.org",
+                "kind": runtime_kind,
+            },
+            "trainer": {"numNodes": nodes, "resourcesPerNode": resources},
+        },
+    }

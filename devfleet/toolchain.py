@@ -31,6 +31,7 @@ HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
 KUBERAY_VERSION = "v1.5.0"
+TRAINER_VERSION = "v2.0.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -200,6 +201,19 @@ TOOLS: tuple[GoTool, ...] = (
                 (),
                 f"github.com/ray-project/kuberay/ray-operator\t{KUBERAY_VERSION}",
                 build_info=True,
+            ),
+        },
+    ),
+    GoTool(
+        # Kubeflow Trainer's controller-manager (TrainJob, TrainingRuntime,
+        # ClusterTrainingRuntime); it creates JobSets, so JobSet's controller runs beside it.
+        name="trainer",
+        version=TRAINER_VERSION,
+        packages=("github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",),
+        binaries=("trainer-controller-manager",),
+        checks={
+            "trainer-controller-manager": VersionCheck(
+                (), f"github.com/kubeflow/trainer/v2\t{TRAINER_VERSION}", build_info=True
             ),
         },
     ),

@@ -10,6 +10,7 @@ from integrations.jobset.kind import JOBSET
 from integrations.ray.raycluster_kind import RAYCLUSTER
 from integrations.ray.rayjob_kind import RAYJOB
 from integrations.ray.rayservice_kind import RAYSERVICE
+from integrations.trainjob.kind import TRAINJOB
 
 REGISTRY: Final = FrameworkRegistry(
     (
@@ -18,5 +19,6 @@ REGISTRY: Final = FrameworkRegistry(
         RAYJOB,
         RAYCLUSTER,
         RAYSERVICE,
+        TRAINJOB,
     )
 )

@@ -2,7 +2,9 @@
 
 Objects stay decoded JSON (dicts): the engine adapters and the job kinds read manifests
 in that shape, and fields the manager does not model pass through untouched. There is one
-job cache per enabled job kind (by framework name), built from the registry. Indexes
+job cache per enabled job kind (by framework name), built from the registry, and one
+per resource an enabled kind's jobs reference (`ReadsReferencedObjects`: a TrainJob's
+runtimes), shared with the job cache when that resource is a job kind too. Indexes
 answer the controllers' lookups without scans (a job's Workloads per kind, a
 ClusterQueue's LocalQueues). `run` keeps every cache current until cancelled; `synced`
 turns true once every first list is stored, which is what /readyz reports.
@@ -30,6 +32,8 @@ from core.manager.workload_priority_sync import (
     WORKLOAD_BY_PRIORITY_CLASS,
     workload_priority_class_index,
 )
+from integrations.framework.job_kind import JobResource
+from integrations.framework.referenced_objects import ReadsReferencedObjects
 from integrations.framework.registry import FrameworkRegistry
 
 Cache = Informer[dict[str, Any]]
@@ -49,6 +53,8 @@ class ManagerInformers:
     workloads: Cache
     jobs: dict[str, Cache]
     """One cache per enabled job kind, by framework name."""
+    referenced: dict[JobResource, Cache]
+    """One cache per resource enabled kinds' jobs reference (some shared with `jobs`)."""
     pod_priority_classes: Cache
     limit_ranges: Cache
     """Namespace defaults counted in the requests of pods that leave them out."""
@@ -60,6 +66,20 @@ class ManagerInformers:
         def cache(resource: ResourceRef, **indexers: Any) -> Cache:
             return Informer(client, resource, into=dict, indexers=indexers or None)
 
+        jobs = {
+            kind.framework: cache(
+                kind.resource, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}
+            )
+            for kind in kinds_enabled
+        }
+        referenced: dict[JobResource, Cache] = {}
+        for kind in kinds_enabled:
+            if not isinstance(kind, ReadsReferencedObjects):
+                continue
+            for resource in kind.referenced_resources:
+                if resource not in referenced:
+                    shared = [jobs[k.framework] for k in kinds_enabled if k.resource == resource]
+                    referenced[resource] = shared[0] if shared else cache(resource)
         return cls(
             resource_flavors=cache(kinds.RESOURCE_FLAVORS),
             cohorts=cache(kinds.COHORTS),
@@ -76,12 +96,8 @@ class ManagerInformers:
                 **{owner_index_name(kind): workload_owner_index(kind) for kind in kinds_enabled},
                 **{WORKLOAD_BY_PRIORITY_CLASS: workload_priority_class_index},
             ),
-            jobs={
-                kind.framework: cache(
-                    kind.resource, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}
-                )
-                for kind in kinds_enabled
-            },
+            jobs=jobs,
+            referenced=referenced,
             pod_priority_classes=cache(kinds.POD_PRIORITY_CLASSES),
             limit_ranges=cache(kinds.LIMIT_RANGES),
             runtime_classes=cache(kinds.RUNTIME_CLASSES),
@@ -99,18 +115,31 @@ class ManagerInformers:
                 self.namespaces,
                 self.workloads,
                 *self.jobs.values(),
+                *self._referenced_only(),
                 self.pod_priority_classes,
                 self.limit_ranges,
                 self.runtime_classes,
             )
         )
 
+    def _referenced_only(self) -> list[Cache]:
+        """Referenced caches that are not job caches too (each informer runs once)."""
+        jobs = {id(cache) for cache in self.jobs.values()}
+        return [cache for cache in self.referenced.values() if id(cache) not in jobs]
+
+    def drop_unreferenced(self, still_needed: set[JobResource]) -> None:
+        """Forget referenced caches no remaining kind needs (a kind left out at start)."""
+        for resource in list(self.referenced):
+            if resource not in still_needed:
+                del self.referenced[resource]
+
     @property
     def engine_feeds(self) -> tuple[Cache, ...]:
-        """The caches whose objects feed the engine (all but the job caches, which the
-        job controllers read): synced, the engine's figures are complete."""
-        jobs = {id(cache) for cache in self.jobs.values()}
-        return tuple(cache for cache in self if id(cache) not in jobs)
+        """The caches whose objects feed the engine (all but the job caches and what jobs
+        reference, which the job controllers read): synced, the engine's figures are
+        complete."""
+        controllers = {id(cache) for cache in (*self.jobs.values(), *self.referenced.values())}
+        return tuple(cache for cache in self if id(cache) not in controllers)
 
     @property
     def synced(self) -> bool:

@@ -77,12 +77,24 @@ class JobActions:
         await self.patch_job(job, ops)
         self._event(job, EventReason.STARTED, f"Admitted by clusterQueue {cluster_queue}")
 
-    async def stop(self, job: Json, writes: Sequence[JobWrite], why: str) -> Json:
-        """Run a stop plan in order; returns the Job as the last write left it."""
+    async def start_in_steps(
+        self, job: Json, writes: Sequence[JobWrite], cluster_queue: str
+    ) -> Json:
+        """Run a kind's start plan in order (`StartsInSteps`); the Job as it is left."""
+        current = await self._run(job, writes)
+        self._event(job, EventReason.STARTED, f"Admitted by clusterQueue {cluster_queue}")
+        return current
+
+    async def _run(self, job: Json, writes: Sequence[JobWrite]) -> Json:
         current: Json = job
         for write in writes:
             subresource = None if write.subresource is JobSubresource.MAIN else "status"
             current = await self.patch_job(current, write.patch, subresource)
+        return current
+
+    async def stop(self, job: Json, writes: Sequence[JobWrite], why: str) -> Json:
+        """Run a stop plan in order; returns the Job as the last write left it."""
+        current = await self._run(job, writes)
         if writes:
             self._event(job, EventReason.STOPPED, why)
         return current

@@ -22,6 +22,10 @@ reconciler order:
 - the job's WorkloadPriorityClass label changed: the Workload takes the new class;
 - the Workload is admitted and the job suspended: start it on the admitted flavors;
 - the job runs without admission: stop it.
+A kind that starts in several writes (`framework.staged_start.StartsInSteps`) has them run
+in order. For a kind reading referenced objects (`ReadsReferencedObjects`), a change of
+one reconciles the job owning it (a child the kind creates, like a TrainJob's JobSet), or
+every job of the kind for anything else (a runtime appearing lets waiting jobs queue).
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -57,12 +61,13 @@ from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
-from integrations.framework.job_kind import JobKind
+from integrations.framework.job_kind import JobKind, JobResource
 from integrations.framework.job_skip import skipped
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
 from integrations.framework.pod_set_info import InvalidPodSetInfo
 from integrations.framework.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
+from integrations.framework.staged_start import StartsInSteps
 from integrations.framework.workload_builder import (
     WorkloadBuildOptions,
     build_workload,
@@ -186,6 +191,25 @@ class JobController:
             on_add=self.workload_changed,
             on_update=self._workload_updated,
             on_delete=self.workload_changed,
+        )
+
+    def referenced_handlers(self, resource: JobResource) -> EventHandlers[dict[str, Any]]:
+        """Reconcile the jobs a change of a referenced `resource` object may concern."""
+        child = (resource.group, resource.kind) in self.kind.child_kinds
+
+        def changed(obj: Json) -> None:
+            if child:
+                owner = job_metadata.controller_owner(obj) or {}
+                gvk = (str(owner.get("apiVersion")), str(owner.get("kind")))
+                if gvk == self.kind.resource.gvk:
+                    self.queue.add(make_key(namespace_of(obj), str(owner.get("name"))))
+                return
+            every = self.jobs.keys()
+            for key in every:
+                self.queue.add(key)
+
+        return EventHandlers(
+            on_add=changed, on_update=lambda _old, new: changed(new), on_delete=changed
         )
 
     def _workload_updated(self, old: Json, new: Json) -> None:
@@ -477,8 +501,12 @@ class JobController:
                 self.host.set_pods_ready(key, ready)
 
     async def _start(self, job: Json, workload: Workload, key: str, log: Any) -> None:
+        kind = self.kind
         try:
-            started = self.kind.start(job, workload, self._flavors((workload,)))
+            if isinstance(kind, StartsInSteps):
+                writes = kind.plan_start(job, workload, self._flavors((workload,)))
+            else:
+                started = kind.start(job, workload, self._flavors((workload,)))
         except InvalidPodSetInfo as error:
             log.warning("job.failed_to_start", workload=key, error=str(error))
             self.actions.warn(job, EventReason.FAILED_TO_START, str(error))
@@ -489,10 +517,15 @@ class JobController:
                 reason=WorkloadReason.FAILED_TO_START,
             )
             return
+        admission = workload.status.admission
+        cluster_queue = admission.cluster_queue if admission is not None else ""
+        if isinstance(kind, StartsInSteps):
+            if writes:
+                log.info("job.start", workload=key, cluster_queue=cluster_queue)
+                await self.actions.start_in_steps(job, writes, cluster_queue)
+            return
         ops = diff(job, started)
         if ops:
-            admission = workload.status.admission
-            cluster_queue = admission.cluster_queue if admission is not None else ""
             log.info("job.start", workload=key, cluster_queue=cluster_queue)
             await self.actions.start(job, ops, cluster_queue)
 

@@ -55,6 +55,7 @@ from core.manager.job_controller import JobController, JobManagement
 from core.manager.leader_catch_up import catch_up_workloads
 from core.manager.metrics import ManagerMetrics
 from core.manager.queue_status import QueueStatusWriter
+from core.manager.referenced_lookup import CachedReferences, bind_kind
 from core.manager.request_auth import RequestAuth
 from core.manager.resource_finalizers import ResourceInUseFinalizers
 from core.manager.scheduler_loop import SchedulerLoop
@@ -65,6 +66,8 @@ from core.manager.workload_priority_sync import WorkloadPrioritySync
 from core.manager.workload_status_sync import WorkloadStatusWriter
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
+from integrations.framework.job_kind import JobKind, JobResource
+from integrations.framework.referenced_objects import ReadsReferencedObjects
 
 SYNC_TIMEOUT_SECONDS = 120.0
 
@@ -83,6 +86,11 @@ class CachesNotSynced(ManagerStopped):
 
 class WebhooksFailed(ManagerStopped):
     """The webhook server could not start or stopped on its own."""
+
+
+def referenced_resources(kind: JobKind) -> tuple[JobResource, ...]:
+    """What a kind's jobs reference (`ReadsReferencedObjects`); () for most kinds."""
+    return kind.referenced_resources if isinstance(kind, ReadsReferencedObjects) else ()
 
 
 def split_bind_address(address: str) -> tuple[str, int]:
@@ -162,9 +170,10 @@ class KueueManager:
             managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
             wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
         )
+        references = CachedReferences(informers.referenced)
         self.job_controllers = [
             JobController(
-                kind,
+                bind_kind(kind, references),
                 JobActions(kind.resource, client, self.events),
                 self.host,
                 self.versions,
@@ -257,6 +266,10 @@ class KueueManager:
         self.informers.workloads.add_handlers(self.finalizers.workload_handlers())
         for controller in self.job_controllers:
             self.informers.jobs[controller.kind.framework].add_handlers(controller.job_handlers())
+            for resource in referenced_resources(controller.kind):
+                self.informers.referenced[resource].add_handlers(
+                    controller.referenced_handlers(resource)
+                )
 
     def _workload_written(self, workload: Mapping[str, Any]) -> None:
         for controller in self.job_controllers:
@@ -312,17 +325,23 @@ class KueueManager:
         run; installing the CRD takes a restart to pick it up."""
         for controller in list(self.job_controllers):
             kind = controller.kind
-            try:
-                await self.client.list(kind.resource, limit=1)
-            except NotFound:
-                self.log.warning(
-                    "manager.job_kind_unavailable",
-                    framework=kind.framework,
-                    resource=f"{kind.resource.plural}.{kind.resource.group}",
-                    hint=f"install the {kind.resource.kind} CRD and restart to manage them",
-                )
-                self.job_controllers.remove(controller)
-                self.informers.jobs.pop(kind.framework, None)
+            # A kind reading referenced objects (a TrainJob's runtimes) needs those too.
+            for resource in (kind.resource, *referenced_resources(kind)):
+                try:
+                    await self.client.list(resource, limit=1)
+                except NotFound:
+                    self.log.warning(
+                        "manager.job_kind_unavailable",
+                        framework=kind.framework,
+                        resource=f"{resource.plural}.{resource.group}",
+                        hint=f"install the {resource.kind} CRD and restart to manage them",
+                    )
+                    self.job_controllers.remove(controller)
+                    self.informers.jobs.pop(kind.framework, None)
+                    break
+        self.informers.drop_unreferenced(
+            {r for c in self.job_controllers for r in referenced_resources(c.kind)}
+        )
 
     async def _wait_synced(self) -> None:
         try:

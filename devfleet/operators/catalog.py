@@ -8,10 +8,12 @@ from typing import Final
 from devfleet.operators.jobset import JOBSET
 from devfleet.operators.kuberay import KUBERAY
 from devfleet.operators.spec import Operator, OperatorError
+from devfleet.operators.trainer import TRAINER
 
 _ALL: Final[list[Operator]] = [
     JOBSET,
     KUBERAY,
+    TRAINER,
 ]
 OPERATORS: Final[dict[str, Operator]] = {operator.name: operator for operator in _ALL}
 

@@ -9,7 +9,10 @@ Out of cluster an operator needs what its Deployment would have had, and this pr
   with our CA (`webhook_manifests`), registered once its health URL answers and removed
   on stop (with failurePolicy Fail a stale one would block every create of its kinds);
 - a process group of its own (output to its log, pid in a pid file), so `fleetq dev down`
-  in another process can stop it too (`stop_operators_under`).
+  in another process can stop it too (`stop_operators_under`);
+- whatever an operator insists on finding at start (`Operator.prepare`, undone by
+  `Operator.cleanup`), and a private copy of directories it hard-codes
+  (`Operator.private_dirs`, bound in a mount namespace of its own).
 Everything of one run lives in its work directory; only the log is left after a stop.
 """
 
@@ -41,6 +44,8 @@ from devfleet.toolchain import binary_path, tool
 from devfleet.upstream_kueue import UpstreamKueueError, install_crd_paths
 
 PID_FILE = "operator.pid"
+PRIVATE_DIR = "private"
+"""Under the work directory: one directory per `Operator.private_dirs` entry."""
 LOG_FILE = "operator.log"
 CONFIG_FILES = ("config.yaml",)
 
@@ -153,6 +158,8 @@ class OperatorProcess:
         self.ready_seconds: float | None = None
         self._ca_bundle: bytes | None = None
         self._webhooks_registered = False
+        self._prepared = False
+        self._launch: Launch | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
     # -- state ----------------------------------------------------------------------
@@ -211,8 +218,31 @@ class OperatorProcess:
             qps=self.qps,
             burst=self.burst,
         )
+        self._launch = launch
         under = self.operator.run_under(launch) if self.operator.run_under is not None else []
-        return [*under, str(binary), *self.operator.command(launch)]
+        return self._with_private_dirs([*under, str(binary), *self.operator.command(launch)])
+
+    def private_dir(self, target: str) -> Path:
+        """The work-directory copy bound over `target` (one of `Operator.private_dirs`)."""
+        index = self.operator.private_dirs.index(target)
+        return self.workdir / PRIVATE_DIR / str(index)
+
+    def _with_private_dirs(self, argv: list[str]) -> list[str]:
+        """`argv` run in a mount namespace of its own with a work-directory copy bound
+        over each of `Operator.private_dirs` (unchanged when there are none)."""
+        if not self.operator.private_dirs:
+            return argv
+        binds: list[str] = []
+        script = []
+        for index, target in enumerate(self.operator.private_dirs):
+            source = self.private_dir(target)
+            source.mkdir(parents=True, exist_ok=True)
+            Path(target).mkdir(parents=True, exist_ok=True)  # the mount point
+            binds += [str(source), target]
+            script.append(f'mount --bind "${{{2 * index + 1}}}" "${{{2 * index + 2}}}"')
+        count = len(binds)
+        shell = " && ".join([*script, f"shift {count}", 'exec "$@"'])
+        return ["unshare", "--mount", "sh", "-c", shell, "sh", *binds, *argv]
 
     def start(self) -> OperatorProcess:
         """Install the CRDs and start the process (do not wait: see `wait_ready`)."""
@@ -220,6 +250,9 @@ class OperatorProcess:
         argv = self.command()  # the binary check comes before any cluster work
         if self.install_crds:
             install_operator_crds(self.operator, self.kubeconfig)
+        if self.operator.prepare is not None and self._launch is not None:
+            self._prepared = True  # cleaned up on stop even when prepare fails half-way
+            self.operator.prepare(self, self._launch)
         self.started_at = time.monotonic()
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
@@ -329,6 +362,10 @@ class OperatorProcess:
         """Stop the operator; its exit code (None when it never ran). The log stays."""
         if unregister:
             self.unregister_webhooks()
+            if self._prepared and self.operator.cleanup is not None:
+                with contextlib.suppress(Exception):
+                    self.operator.cleanup(self)
+            self._prepared = False
         code: int | None = None
         if self._process is not None:
             code = stop_group(self._process, grace)
@@ -336,6 +373,7 @@ class OperatorProcess:
         for name in CONFIG_FILES:
             (self.workdir / name).unlink(missing_ok=True)
         shutil.rmtree(self.cert_dir, ignore_errors=True)
+        shutil.rmtree(self.workdir / PRIVATE_DIR, ignore_errors=True)
         return code
 
     def __enter__(self) -> OperatorProcess:

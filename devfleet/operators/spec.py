@@ -77,6 +77,17 @@ class Operator:
     """An argv prefix the binary runs under: a supervisor in the same process group that
     provides something the operator needs beside it (KubeRay's Ray dashboard stand-in), or
     None to run the binary directly."""
+    prepare: Callable[[OperatorProcess, Launch], None] | None = None
+    """Called by `start` after the CRDs, before the binary starts: cluster objects the
+    operator insists on finding at start (Trainer's certificate Secret and its webhook
+    configuration under the fixed name its certificate rotator injects into)."""
+    cleanup: Callable[[OperatorProcess], None] | None = None
+    """Called by `stop` (best effort) to remove what `prepare` created."""
+    private_dirs: tuple[str, ...] = ()
+    """Absolute directories the binary hard-codes and would share with every other
+    process on the machine (cert-controller's `/tmp/k8s-webhook-server/serving-certs`):
+    it runs in a mount namespace of its own with a directory of its work directory bound
+    over each (`unshare --mount`; needs root, as the fleet's kwok clusters do)."""
     requires: tuple[str, ...] = ()
     """Operators that must run on the same cluster (Kubeflow Trainer creates JobSets)."""
     on_api_only: bool = True

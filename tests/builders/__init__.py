@@ -44,6 +44,13 @@ from tests.builders.pod import (
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
 from tests.builders.ray import RayCluster, RayJob, kwok_rayjob
+from tests.builders.trainjob import (
+    ClusterTrainingRuntime,
+    TrainingRuntime,
+    TrainJob,
+    kwok_training_runtime,
+    kwok_trainjob,
+)
 from tests.builders.workload import Workload, pod_set_assignment
 
 __all__ = [
@@ -60,6 +67,7 @@ __all__ = [
     "QUEUE_LABEL",
     "AdmissionCheck",
     "ClusterQueue",
+    "ClusterTrainingRuntime",
     "Cohort",
     "FlavorQuotas",
     "Job",
@@ -74,12 +82,16 @@ __all__ = [
     "RayCluster",
     "RayJob",
     "ResourceFlavor",
+    "TrainJob",
+    "TrainingRuntime",
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",
     "kwok_job",
     "kwok_jobset",
     "kwok_rayjob",
+    "kwok_training_runtime",
+    "kwok_trainjob",
     "owner_reference",
     "pod_set_assignment",
 ]

@@ -74,7 +74,7 @@ class MultiKueueSession:
                 workdir=self.workdir / name,
                 name=name,
                 hub_configuration={
-                    # JobSets too: the fleet runs JobSet's controller on every cluster.
+                    # Every kind whose operator the fleet runs on every cluster.
                     "integrations": {
                         "frameworks": [
                             "batch/job",
@@ -82,6 +82,7 @@ class MultiKueueSession:
                             "ray.io/rayjob",
                             "ray.io/raycluster",
                             "ray.io/rayservice",
+                            "trainer.kubeflow.org/trainjob",
                         ]
                     },
                     "multiKueue": {

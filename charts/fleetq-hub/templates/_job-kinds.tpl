@@ -50,6 +50,28 @@
   - apiGroups: ["ray.io"]
     resources: ["rayservices/finalizers"]
     verbs: ["update"]
+  # trainer.kubeflow.org/trainjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs/finalizers"]
+    verbs: ["update"]
+  # trainer.kubeflow.org/trainjob: reads ClusterTrainingRuntime objects its jobs reference.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["clustertrainingruntimes"]
+    verbs: ["get", "list", "watch"]
+  # trainer.kubeflow.org/trainjob: reads TrainingRuntime objects its jobs reference.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainingruntimes"]
+    verbs: ["get", "list", "watch"]
+  # trainer.kubeflow.org/trainjob: reads JobSet objects its jobs reference.
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets"]
+    verbs: ["get", "list", "watch"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -143,6 +165,24 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "trainer.kubeflow.org/trainjob" .Values.configuration.integrations.frameworks }}
+- name: mtrainjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-trainer-kubeflow-org-v1alpha1-trainjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["trainer.kubeflow.org"]
+      apiVersions: ["v1alpha1"]
+      operations: ["CREATE"]
+      resources: ["trainjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -227,6 +267,24 @@
       apiVersions: ["v1"]
       operations: ["CREATE", "UPDATE"]
       resources: ["rayservices"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "trainer.kubeflow.org/trainjob" .Values.configuration.integrations.frameworks }}
+- name: vtrainjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-trainer-kubeflow-org-v1alpha1-trainjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["trainer.kubeflow.org"]
+      apiVersions: ["v1alpha1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["trainjobs"]
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}

@@ -50,4 +50,26 @@
   - apiGroups: ["ray.io"]
     resources: ["rayservices/finalizers"]
     verbs: ["update"]
+  # trainer.kubeflow.org/trainjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainjobs/finalizers"]
+    verbs: ["update"]
+  # trainer.kubeflow.org/trainjob: reads ClusterTrainingRuntime objects its jobs reference.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["clustertrainingruntimes"]
+    verbs: ["get", "list", "watch"]
+  # trainer.kubeflow.org/trainjob: reads TrainingRuntime objects its jobs reference.
+  - apiGroups: ["trainer.kubeflow.org"]
+    resources: ["trainingruntimes"]
+    verbs: ["get", "list", "watch"]
+  # trainer.kubeflow.org/trainjob: reads JobSet objects its jobs reference.
+  - apiGroups: ["jobset.x-k8s.io"]
+    resources: ["jobsets"]
+    verbs: ["get", "list", "watch"]
 {{- end }}

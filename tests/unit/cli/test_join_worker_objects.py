@@ -66,6 +66,8 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("ray.io", "rayclusters/status"): full,
         ("ray.io", "rayservices"): full,
         ("ray.io", "rayservices/status"): full,
+        ("trainer.kubeflow.org", "trainjobs"): full,
+        ("trainer.kubeflow.org", "trainjobs/status"): full,
         ("", "events"): {"create"},
         ("events.k8s.io", "events"): {"create"},
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},
