@@ -28,6 +28,12 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
+TRAINING_OPERATOR_VERSION = "v1.9.3"
+"""Kubeflow training operator (v1 jobs). v1.9.3, not v1.8.1: v1.8.1 has no
+`runPolicy.managedBy` (its CRDs prune it, so no Kubeflow v1 job could be dispatched by
+MultiKueue, which upstream Kueue requires it for since 0.11) and no JAXJob; v1.9.3 is the
+version upstream Kueue v0.19.2 builds and tests against (docs/kubeflow.md)."""
+MPI_OPERATOR_VERSION = "v0.6.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -79,7 +85,8 @@ class GoTool:
     def stamp(self) -> str:
         """A digest of the wrapper module and flags: a change rebuilds the tool."""
         digest = hashlib.sha256()
-        for name in ("go.mod", "go.sum"):
+        # main.go: a wrapper module's own command (only some have one).
+        for name in ("go.mod", "go.sum", "main.go"):
             path = self.module_dir / name
             if path.exists():
                 digest.update(path.read_bytes())
@@ -184,6 +191,32 @@ TOOLS: tuple[GoTool, ...] = (
             ),
         },
         ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
+    ),
+    GoTool(
+        name="training-operator",
+        version=TRAINING_OPERATOR_VERSION,
+        # The module's own command minus its in-cluster certificate rotator (see
+        # tools/go/training-operator/main.go and devfleet/training_operator.py).
+        packages=("fleetq.dev/tools/training-operator",),
+        binaries=("training-operator",),
+        checks={
+            "training-operator": VersionCheck(
+                (),
+                f"github.com/kubeflow/training-operator\t{TRAINING_OPERATOR_VERSION}",
+                build_info=True,
+            ),
+        },
+    ),
+    GoTool(
+        name="mpi-operator",
+        version=MPI_OPERATOR_VERSION,
+        packages=("github.com/kubeflow/mpi-operator/cmd/mpi-operator",),
+        binaries=("mpi-operator",),
+        checks={
+            "mpi-operator": VersionCheck(
+                (), f"github.com/kubeflow/mpi-operator\t{MPI_OPERATOR_VERSION}", build_info=True
+            ),
+        },
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its

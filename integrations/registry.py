@@ -7,10 +7,22 @@ from typing import Final
 from integrations.batch_job.kind import BATCH_JOB
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
+from integrations.kubeflow.jobs.jaxjob import JAXJOB
+from integrations.kubeflow.jobs.paddlejob import PADDLEJOB
+from integrations.kubeflow.jobs.pytorchjob import PYTORCHJOB
+from integrations.kubeflow.jobs.tfjob import TFJOB
+from integrations.kubeflow.jobs.xgboostjob import XGBOOSTJOB
+from integrations.mpijob.kind import MPIJOB
 
 REGISTRY: Final = FrameworkRegistry(
     (
         BATCH_JOB,
         JOBSET,
+        PYTORCHJOB,
+        TFJOB,
+        XGBOOSTJOB,
+        PADDLEJOB,
+        JAXJOB,
+        MPIJOB,
     )
 )
