@@ -210,7 +210,9 @@ TOOLS: tuple[GoTool, ...] = (
     GoTool(
         name="mpi-operator",
         version=MPI_OPERATOR_VERSION,
-        packages=("github.com/kubeflow/mpi-operator/cmd/mpi-operator",),
+        # The module's controller under a command that fits several operators on one
+        # machine (tools/go/mpi-operator/main.go, devfleet/mpi_operator.py).
+        packages=("fleetq.dev/tools/mpi-operator",),
         binaries=("mpi-operator",),
         checks={
             "mpi-operator": VersionCheck(

@@ -60,6 +60,18 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("batch", "jobs/status"): full,
         ("jobset.x-k8s.io", "jobsets"): full,
         ("jobset.x-k8s.io", "jobsets/status"): full,
+        **{
+            ("kubeflow.org", resource): full
+            for plural in (
+                "pytorchjobs",
+                "tfjobs",
+                "xgboostjobs",
+                "paddlejobs",
+                "jaxjobs",
+                "mpijobs",
+            )
+            for resource in (plural, f"{plural}/status")
+        },
         ("", "events"): {"create"},
         ("events.k8s.io", "events"): {"create"},
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},
