@@ -48,7 +48,9 @@ FULL_JOBS_TIMEOUT_SECONDS = 300.0
 KEEP_TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600
 RUN_TOKEN_LIFETIME_SECONDS = 3600
 HUB_CONFIGURATION = {
-    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+    "integrations": {
+        "frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob"]
+    },
     "clientConnection": {"qps": 50, "burst": 100},
     "multiKueue": {"dispatcherName": "fleetq.dev/capacity-aware", "gcInterval": "10s"},
 }

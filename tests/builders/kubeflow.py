@@ -50,17 +50,24 @@ PADDLE: Final = KubeflowKind(
 JAX: Final = KubeflowKind("JAXJob", "kubeflow.org/v1", "jaxReplicaSpecs", "jax", None)
 MPI: Final = KubeflowKind("MPIJob", "kubeflow.org/v2beta1", "mpiReplicaSpecs", "mpi", "Launcher")
 KUBEFLOW_V1_KINDS: Final = (PYTORCH, TENSORFLOW, XGBOOST, PADDLE, JAX)
+KINDS: Final = {kind.kind: kind for kind in (*KUBEFLOW_V1_KINDS, MPI)}
 
 
 class KubeflowJob(ObjectBuilder):
     """A job of `kind` with no replica types until a test adds them."""
 
+    # ObjectBuilder wants class-level defaults; __init__ writes the chosen kind's.
+    api_version = PYTORCH.api_version
+    kind = PYTORCH.kind
+
     def __init__(self, kind: KubeflowKind, name: str, namespace: str | None = None) -> None:
-        self.api_version = kind.api_version
-        self.kind = kind.kind
         super().__init__(name, namespace)
-        self.spec_kind = kind
+        self._obj["apiVersion"], self._obj["kind"] = kind.api_version, kind.kind
         self._obj["spec"] = {kind.replica_specs_field: {}, "runPolicy": {}}
+
+    @property
+    def spec_kind(self) -> KubeflowKind:
+        return KINDS[self._obj["kind"]]
 
     def replica(
         self, replica_type: str, replicas: int, template: PodTemplate | dict[str, object]

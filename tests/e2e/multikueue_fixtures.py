@@ -40,6 +40,17 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 FIXTURE_NAME = "multikueue_fleet"
+FRAMEWORKS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/jaxjob",
+    "kubeflow.org/mpijob",
+)
+"""The shared hub's `integrations.frameworks`."""
 
 __all__ = [
     "ClusterView",
@@ -74,8 +85,8 @@ class MultiKueueSession:
                 workdir=self.workdir / name,
                 name=name,
                 hub_configuration={
-                    # JobSets too: the fleet runs JobSet's controller on every cluster.
-                    "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+                    # Every kind whose operator the fleet runs on every cluster.
+                    "integrations": {"frameworks": list(FRAMEWORKS)},
                     "multiKueue": {
                         "gcInterval": "5s",
                         # A nominee that cannot admit is given up on sooner than in

@@ -1,0 +1,368 @@
+"""Kubeflow jobs end to end: the training operator's v1 family and MPIJob, real operators.
+
+The fleet runs the Kubeflow training operator (PyTorchJob, TFJob, XGBoostJob, PaddleJob,
+JAXJob) and the MPI Operator (MPIJob v2beta1) out of cluster on every cluster; their pods
+run on kwok nodes. On a worker, a job queued to the agent's ClusterQueue is admitted,
+started on the flavor's nodes (every replica type's template points there), finishes and
+gives its quota back; a higher-priority job preempts it: it is suspended through
+`runPolicy.suspend` with its templates restored, and runs again afterwards. On the
+manager, every kind is suspended by the hub's webhook and handed to MultiKueue through
+`runPolicy.managedBy`, placed whole on exactly one worker (a PyTorchJob only one worker has
+room for goes there), run by that worker's operator, its status copied back, and the
+worker's copies removed once it is Finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import pytest
+
+from devfleet.multikueue_fleet import MultiKueueFleet
+from tests.builders import (
+    GPU,
+    JAX,
+    MPI,
+    PADDLE,
+    PYTORCH,
+    TENSORFLOW,
+    XGBOOST,
+    KubeflowJob,
+    KubeflowKind,
+    WorkloadPriorityClass,
+    kwok_kubeflow_job,
+)
+from tests.e2e.multikueue_fixtures import (
+    ORIGIN_LABEL,
+    ClusterView,
+    condition_of,
+    until,
+    wait_gone,
+)
+
+Json = dict[str, Any]
+MANAGED_BY = "kueue.x-k8s.io/multikueue"
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+POOL_LABEL = "fleetq.dev/node-pool"
+PLURALS = {
+    "PyTorchJob": "pytorchjobs",
+    "TFJob": "tfjobs",
+    "XGBoostJob": "xgboostjobs",
+    "PaddleJob": "paddlejobs",
+    "JAXJob": "jaxjobs",
+    "MPIJob": "mpijobs",
+}
+
+
+def _resource(kind: KubeflowKind) -> tuple[str, str, str]:
+    group, version = kind.api_version.split("/")
+    return group, version, PLURALS[kind.kind]
+
+
+def _get(view: ClusterView, kind: KubeflowKind, name: str) -> Json | None:
+    group, version, plural = _resource(kind)
+    found: Json | None = view._maybe(
+        lambda: view.custom.get_namespaced_custom_object(
+            group, version, view.namespace, plural, name
+        )
+    )
+    return found
+
+
+def _create(view: ClusterView, kind: KubeflowKind, body: Json) -> None:
+    group, version, plural = _resource(kind)
+    view.custom.create_namespaced_custom_object(group, version, view.namespace, plural, body)
+
+
+def _workload_of(view: ClusterView, kind: KubeflowKind, name: str) -> Json | None:
+    for workload in view.workloads():
+        owners = workload["metadata"].get("ownerReferences") or []
+        if any(o.get("kind") == kind.kind and o.get("name") == name for o in owners):
+            return workload
+    return None
+
+
+def _workload_is(view: ClusterView, kind: KubeflowKind, name: str, condition: str) -> Json | None:
+    workload = _workload_of(view, kind, name)
+    found = condition_of(workload, condition) or {}
+    return workload if found.get("status") == "True" else None
+
+
+def _pods(view: ClusterView, name: str) -> list[Any]:
+    selector = f"{JOB_NAME_LABEL}={name}"
+    return list(view.core.list_namespaced_pod(view.namespace, label_selector=selector).items)
+
+
+def _is_gpu_pod(pod: Any) -> bool:
+    return any(
+        GPU in ((c.resources and c.resources.limits) or {}) for c in pod.spec.containers or ()
+    )
+
+
+def _gpus_in_use(view: ClusterView, cluster_queue: str) -> int:
+    """The GPUs the worker's ClusterQueue counts as used (status.flavorsUsage)."""
+    queue = view.cluster_object("clusterqueues", cluster_queue) or {}
+    total = 0
+    for flavor in (queue.get("status") or {}).get("flavorsUsage") or ():
+        for resource in flavor.get("resources") or ():
+            if resource.get("name") == GPU:
+                total += int(str(resource.get("total", "0")))
+    return total
+
+
+def _replica_templates(job: Any, kind: KubeflowKind) -> dict[str, Json]:
+    specs = job["spec"][kind.replica_specs_field]
+    return {replica_type: spec["template"] for replica_type, spec in specs.items()}
+
+
+def _queued_locally(kind: KubeflowKind, name: str, queue: str, **shape: Any) -> KubeflowJob:
+    """A job for a worker's own queue: created suspended (no fleetq webhook on workers)."""
+    return kwok_kubeflow_job(kind, name, **shape).queue(queue).suspend()
+
+
+FULLY = [PYTORCH, MPI]
+FULLY_IDS = [kind.kind for kind in FULLY]
+
+
+@pytest.mark.parametrize("kind", FULLY, ids=FULLY_IDS)
+def test_a_job_queued_on_a_worker_runs_on_the_flavors_gpu_nodes_and_frees_its_quota(
+    multikueue_fleet: MultiKueueFleet, mk_namespace: str, kind: KubeflowKind
+) -> None:
+    mk = multikueue_fleet
+    worker_member = mk.workers[0]
+    body = _queued_locally(
+        kind, "train", mk.spec.local_queue, workers=2, gpus_per_worker=4, run_seconds=3
+    ).obj()
+    with ClusterView.open(worker_member, mk_namespace) as worker:
+        before = _gpus_in_use(worker, mk.cluster_queue)
+        _create(worker, kind, body)
+        workload = until(
+            lambda: _workload_of(worker, kind, "train"), f"the {kind.kind}'s Workload", 30
+        )
+        pod_sets = [(p["name"], p["count"]) for p in workload["spec"]["podSets"]]
+        assert pod_sets == [(kind.leader.lower(), 1), ("worker", 2)]  # type: ignore[union-attr]
+
+        until(partial(_workload_is, worker, kind, "train", "Admitted"), "admitted", 60)
+        started = until(
+            lambda: (
+                (job := _get(worker, kind, "train"))
+                and job["spec"]["runPolicy"].get("suspend") is False
+                and job
+            ),
+            "the job unsuspended by the agent",
+            30,
+        )
+        # Every replica type's template points at the admitted flavor's nodes.
+        for template in _replica_templates(started, kind).values():
+            assert template["spec"]["nodeSelector"].get(POOL_LABEL) == "gpu"
+
+        def gpu_pods_running() -> list[Any] | None:
+            pods = [p for p in _pods(worker, "train") if _is_gpu_pod(p)]
+            placed = [p for p in pods if p.spec.node_name and p.status.phase == "Running"]
+            return placed if len(placed) == 2 else None
+
+        pods = until(gpu_pods_running, "both GPU workers running", 60)
+        assert all(p.spec.node_name.startswith(f"{worker_member.name}-gpu-") for p in pods)
+        assert _gpus_in_use(worker, mk.cluster_queue) == before + 8
+
+        done = until(
+            partial(_workload_is, worker, kind, "train", "Finished"), "the Workload Finished", 90
+        )
+        assert (condition_of(done, "Finished") or {}).get("reason") == "Succeeded"
+        job = _get(worker, kind, "train") or {}
+        assert (condition_of(job, "Succeeded") or {}).get("status") == "True"
+        until(
+            lambda: _gpus_in_use(worker, mk.cluster_queue) == before,
+            "the job's GPUs given back to the ClusterQueue",
+            30,
+        )
+
+
+@contextlib.contextmanager
+def _priority_classes(view: ClusterView, classes: dict[str, int]) -> Iterator[None]:
+    for name, value in classes.items():
+        view.custom.create_cluster_custom_object(
+            "kueue.x-k8s.io",
+            "v1beta2",
+            "workloadpriorityclasses",
+            WorkloadPriorityClass(name, value).obj(),
+        )
+    try:
+        yield
+    finally:
+        for name in classes:
+            with contextlib.suppress(Exception):
+                view.custom.delete_cluster_custom_object(
+                    "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", name
+                )
+
+
+@pytest.mark.parametrize("kind", FULLY, ids=FULLY_IDS)
+def test_preemption_suspends_the_job_restores_its_templates_and_it_runs_again(
+    multikueue_fleet: MultiKueueFleet, mk_namespace: str, kind: KubeflowKind
+) -> None:
+    mk = multikueue_fleet
+    worker_member = mk.workers[-1]  # worker-2: 16 GPUs, two nodes of 8
+    low, high = f"{mk_namespace}-low", f"{mk_namespace}-high"
+    with (
+        ClusterView.open(worker_member, mk_namespace) as worker,
+        _priority_classes(worker, {low: 10, high: 1000}),
+    ):
+        victim = _queued_locally(
+            kind, "victim", mk.spec.local_queue, workers=2, gpus_per_worker=8, run_seconds=600
+        )
+        _create(worker, kind, victim.priority_class(low).obj())
+        submitted = victim.obj()
+        until(partial(_workload_is, worker, kind, "victim", "Admitted"), "victim admitted", 60)
+        until(
+            lambda: len([p for p in _pods(worker, "victim") if p.spec.node_name]) == 3,
+            "the victim's pods placed",
+            60,
+        )
+
+        urgent = _queued_locally(
+            kind, "urgent", mk.spec.local_queue, workers=1, gpus_per_worker=8, run_seconds=3
+        )
+        _create(worker, kind, urgent.priority_class(high).obj())
+
+        def preempted() -> Json | None:
+            workload = _workload_of(worker, kind, "victim") or {}
+            evicted = condition_of(workload, "Evicted") or {}
+            return workload if evicted.get("reason") == "Preempted" else None
+
+        until(preempted, "the victim preempted", 60)
+        stopped = until(
+            lambda: (
+                (job := _get(worker, kind, "victim"))
+                and job["spec"]["runPolicy"].get("suspend") is True
+                and job
+            ),
+            "the victim suspended through runPolicy.suspend",
+            30,
+        )
+        # The admission's nodeSelector is taken back: the templates are as submitted.
+        assert _replica_templates(stopped, kind) == _replica_templates(submitted, kind)
+        wait_gone(
+            lambda: [p for p in _pods(worker, "victim") if p.status.phase == "Running"] or None,
+            "the victim's pods stopped",
+            60,
+        )
+
+        until(partial(_workload_is, worker, kind, "urgent", "Finished"), "urgent done", 90)
+        until(
+            lambda: (
+                (job := _get(worker, kind, "victim"))
+                and job["spec"]["runPolicy"].get("suspend") is False
+            ),
+            "the victim admitted and started again",
+            60,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatched:
+    kind: KubeflowKind
+    name: str
+    workers: int
+    gpus_per_worker: int
+    only_on: str | None = None
+    """The fleet worker the whole job fits on alone, if only one."""
+
+    @property
+    def pod_sets(self) -> list[tuple[str, int]]:
+        leader = [(self.kind.leader.lower(), 1)] if self.kind.leader else []
+        return [*leader, ("worker", self.workers)]
+
+
+DISPATCHED = (
+    # 1 CPU master + 3 x 8 GPUs: 24 GPUs, which only worker-1 (32) has; worker-2 has 16.
+    Dispatched(PYTORCH, "torch", workers=3, gpus_per_worker=8, only_on="worker-1"),
+    Dispatched(MPI, "mpi", workers=2, gpus_per_worker=1),
+    Dispatched(TENSORFLOW, "tf", workers=2, gpus_per_worker=1),
+    Dispatched(XGBOOST, "xgb", workers=2, gpus_per_worker=1),
+    Dispatched(PADDLE, "paddle", workers=2, gpus_per_worker=1),
+    Dispatched(JAX, "jax", workers=2, gpus_per_worker=1),
+)
+
+
+def test_every_kind_submitted_on_the_manager_runs_on_one_worker_and_comes_back(
+    multikueue_fleet: MultiKueueFleet, mk_namespace: str
+) -> None:
+    mk = multikueue_fleet
+    placed: dict[str, tuple[Any, str]] = {}
+    with ClusterView.open(mk.fleet.manager, mk_namespace) as manager:
+        for job in DISPATCHED:
+            body = kwok_kubeflow_job(
+                job.kind,
+                job.name,
+                workers=job.workers,
+                gpus_per_worker=job.gpus_per_worker,
+                run_seconds=15,
+            )
+            _create(manager, job.kind, body.queue(mk.spec.local_queue).obj())
+            created = _get(manager, job.kind, job.name) or {}
+            assert created["spec"]["runPolicy"]["suspend"] is True, job.kind.kind
+            assert created["spec"]["runPolicy"]["managedBy"] == MANAGED_BY, job.kind.kind
+            if job.only_on:
+                # Placed before the others take GPUs, so its one fitting worker is free.
+                until(
+                    partial(_workload_is, manager, job.kind, job.name, "Admitted"),
+                    f"{job.name} admitted on the manager",
+                    60,
+                )
+
+        # While they run (15 s): one Workload each, on one worker, pods on its GPU nodes.
+        for job in DISPATCHED:
+            what = f"{job.kind.kind} {job.name}"
+            workload = until(
+                partial(_workload_is, manager, job.kind, job.name, "Admitted"),
+                f"{what} admitted on the manager",
+                60,
+            )
+            pod_sets = [(p["name"], p["count"]) for p in workload["spec"]["podSets"]]
+            assert pod_sets == job.pod_sets, what
+            chosen = mk.worker_by_cluster_name(workload["status"]["clusterName"])
+            if job.only_on:
+                assert chosen.name == job.only_on, f"{what} fits only {job.only_on}"
+            assert not _pods(manager, job.name), f"nothing of {what} runs on the manager"
+            placed[job.name] = (chosen, workload["metadata"]["name"])
+            with ClusterView.open(chosen, mk_namespace) as worker:
+                remote = until(partial(_get, worker, job.kind, job.name), f"remote {what}", 30)
+                assert remote["metadata"]["labels"][ORIGIN_LABEL] == mk.origin
+                assert not remote["spec"]["runPolicy"].get("managedBy")
+
+                def gpu_pods_placed(job: Dispatched = job) -> list[Any] | None:
+                    pods = [p for p in _pods(worker, job.name) if _is_gpu_pod(p)]
+                    on_nodes = [p for p in pods if p.spec.node_name]
+                    return on_nodes if len(on_nodes) == job.workers else None
+
+                pods = until(gpu_pods_placed, f"{what}'s GPU workers placed", 60)
+                assert all(p.spec.node_name.startswith(f"{chosen.name}-gpu-") for p in pods), what
+            for other in mk.workers:
+                if other.name != chosen.name:
+                    with ClusterView.open(other, mk_namespace) as idle:
+                        assert _get(idle, job.kind, job.name) is None, f"{what} copied twice"
+
+        # Then: Finished on the manager, the worker's status back, the copies removed.
+        for job in DISPATCHED:
+            what = f"{job.kind.kind} {job.name}"
+            chosen, name = placed[job.name]
+            done = until(
+                partial(_workload_is, manager, job.kind, job.name, "Finished"),
+                f"{what} Finished on the manager",
+                90,
+            )
+            assert (condition_of(done, "Finished") or {}).get("reason") == "Succeeded", what
+            local = _get(manager, job.kind, job.name) or {}
+            assert (condition_of(local, "Succeeded") or {}).get("status") == "True", (
+                f"{what}: the worker's status copied back"
+            )
+            with ClusterView.open(chosen, mk_namespace) as worker:
+                wait_gone(partial(worker.workload, name), f"{what}'s remote Workload removed", 60)
+                wait_gone(
+                    partial(_get, worker, job.kind, job.name), f"the remote {what} removed", 60
+                )
