@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from devfleet.sample_jobs import gpu_job, gpu_jobset
+from devfleet.sample_jobs import gpu_job, gpu_jobset, gpu_pytorchjob
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -32,6 +32,8 @@ JOB_NAME_LABEL = "job-name"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+KUBEFLOW_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
 
 
 class JobKind(StrEnum):
@@ -42,18 +44,21 @@ class JobKind(StrEnum):
 
 
 class JobApi(StrEnum):
-    """The object a demo job is: a batch/v1 Job or a JobSet."""
+    """The object a demo job is: a batch/v1 Job, a JobSet or a Kubeflow PyTorchJob."""
 
     JOB = "job"
     JOBSET = "jobset"
+    PYTORCHJOB = "pytorchjob"
 
     @property
     def kind(self) -> str:
-        return "JobSet" if self is JobApi.JOBSET else "Job"
+        return {JobApi.JOBSET: "JobSet", JobApi.PYTORCHJOB: "PyTorchJob"}.get(self, "Job")
 
     @property
     def pod_label(self) -> str:
         """The label naming the object on its pods (a JobSet's pods carry both)."""
+        if self is JobApi.PYTORCHJOB:
+            return KUBEFLOW_JOB_NAME_LABEL
         return JOBSET_NAME_LABEL if self is JobApi.JOBSET else JOB_NAME_LABEL
 
 
@@ -77,7 +82,8 @@ class DemoJob:
     submit_at: float
     api: JobApi = JobApi.JOB
     drivers: int = 0
-    """A JobSet's driver pods (1 CPU, no GPU each), besides its workers."""
+    """A JobSet's driver pods or a PyTorchJob's master (1 CPU, no GPU each), besides its
+    workers."""
 
     @property
     def key(self) -> str:
@@ -106,7 +112,7 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         api: JobApi = JobApi.JOB,
     ) -> DemoJob:
         run = max(4.0, round(run_seconds * scale))
-        drivers = 1 if api is JobApi.JOBSET else 0
+        drivers = 1 if api in (JobApi.JOBSET, JobApi.PYTORCHJOB) else 0
         return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
     first_wave = (
@@ -122,6 +128,9 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         # A JobSet: a driver and 4 workers of 4 GPUs, one Workload placed whole on one
         # worker once GPUs free up; 16 GPUs on nodes of 8, so its workers spread over nodes.
         job("llm-pretrain-js", "team-a", JobKind.GPU, 4, 4, "normal", 15, 9, JobApi.JOBSET),
+        # A Kubeflow PyTorchJob: 1 CPU master + 4 workers of 4 GPUs, one Workload with pod
+        # sets master and worker, placed whole on the worker that has room for all of it.
+        job("llm-finetune-pt", "team-b", JobKind.GPU, 4, 4, "normal", 15, 10, JobApi.PYTORCHJOB),
     )
     if short:
         return first_wave
@@ -138,7 +147,17 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
     class. A JobSet's driver runs in its workers' node pool (worker-1 has no CPU pool)."""
     gpus = job.per_pod if job.kind is JobKind.GPU else 0
     selector = {POOL_LABEL: job.kind.value}
-    if job.api is JobApi.JOBSET:
+    if job.api is JobApi.PYTORCHJOB:
+        if job.kind is not JobKind.GPU or job.drivers != 1:
+            raise ValueError(f"{job.key}: a demo PyTorchJob is one master and GPU workers")
+        manifest = gpu_pytorchjob(
+            job.name,
+            workers=job.pods,
+            gpus_per_worker=gpus,
+            run_seconds=job.run_seconds,
+            node_selector=selector,
+        )
+    elif job.api is JobApi.JOBSET:
         if job.kind is not JobKind.GPU or job.drivers != 1:
             raise ValueError(f"{job.key}: a demo JobSet is one driver and GPU workers")
         manifest = gpu_jobset(
@@ -169,8 +188,10 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
             },
         }
     )
-    manifest["spec"]["suspend"] = True
-    manifest["spec"]["managedBy"] = MULTIKUEUE_MANAGED_BY
+    # Where the kind keeps suspend and managedBy: a PyTorchJob in its runPolicy.
+    holder = manifest["spec"]["runPolicy"] if job.api is JobApi.PYTORCHJOB else manifest["spec"]
+    holder["suspend"] = True
+    holder["managedBy"] = MULTIKUEUE_MANAGED_BY
     return manifest
 
 
@@ -179,9 +200,10 @@ def submit_job(api_client: Any, job: DemoJob) -> None:
     from kubernetes import client
 
     manifest = job_manifest(job)
-    if job.api is JobApi.JOBSET:
+    if job.api in (JobApi.JOBSET, JobApi.PYTORCHJOB):
+        group, version, plural = JOBSET if job.api is JobApi.JOBSET else PYTORCHJOB
         custom = client.CustomObjectsApi(api_client)
-        custom.create_namespaced_custom_object(*JOBSET[:2], job.namespace, JOBSET[2], manifest)
+        custom.create_namespaced_custom_object(group, version, job.namespace, plural, manifest)
     else:
         client.BatchV1Api(api_client).create_namespaced_job(job.namespace, manifest)
 

@@ -22,6 +22,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.demo_jobs import (
     JOB_NAME_LABEL,
     JOBSET_NAME_LABEL,
+    KUBEFLOW_JOB_NAME_LABEL,
     NAMESPACES,
     POOL_LABEL,
     REPLICATED_JOB_LABEL,
@@ -183,8 +184,11 @@ class FleetObserver:
             for pod in core.list_namespaced_pod(namespace).items:
                 labels = pod.metadata.labels or {}
                 # A JobSet's pods also carry their child Job's `job-name`: the JobSet wins.
-                api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
-                owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)
+                if KUBEFLOW_JOB_NAME_LABEL in labels:
+                    api, owner = JobApi.PYTORCHJOB, labels.get(KUBEFLOW_JOB_NAME_LABEL)
+                else:
+                    api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
+                    owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)
                 record = self.records.get(f"{namespace}/{owner}")
                 node = pod.spec.node_name
                 if owner is None or record is None or record.job.api is not api or not node:
