@@ -96,3 +96,24 @@ def test_the_training_operators_validating_webhooks_point_at_the_local_server() 
         f"https://127.0.0.1:1/validate-kubeflow-org-v1-{kind}"
         for kind in ("jaxjob", "paddlejob", "pytorchjob", "tfjob", "xgboostjob")
     ]
+
+
+def test_kwok_finishes_the_pods_the_training_operator_owns_and_keeps_the_rest_of_the_stage() -> (
+    None
+):
+    import yaml
+
+    from devfleet.kwok_stages import StageFilesMissing, stage_documents
+
+    if shutil.which("go") is None:
+        pytest.skip("needs the go command to locate the kwok module")
+    try:
+        documents = [yaml.safe_load(doc) for doc in stage_documents()]
+    except StageFilesMissing as exc:
+        pytest.skip(str(exc))
+    (complete,) = [d for d in documents if d["metadata"]["name"] == "pod-complete"]
+    expressions = {e["key"]: e for e in complete["spec"]["selector"]["matchExpressions"]}
+    owners = expressions[".metadata.ownerReferences.[].kind"]["values"]
+    assert owners == ["Job", "PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob"]
+    assert expressions[".status.phase"]["values"] == ["Running"]
+    assert "phase: Succeeded" in complete["spec"]["next"]["statusTemplate"]
