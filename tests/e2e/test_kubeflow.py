@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import pytest
-
 from devfleet.multikueue_fleet import MultiKueueFleet
 from tests.builders import (
     GPU,
@@ -92,6 +90,18 @@ def _workload_is(view: ClusterView, kind: KubeflowKind, name: str, condition: st
     return workload if found.get("status") == "True" else None
 
 
+def _suspend_is(view: ClusterView, kind: KubeflowKind, name: str, value: bool) -> Json | None:
+    """The job when its runPolicy.suspend is `value`."""
+    job = _get(view, kind, name)
+    return job if job is not None and job["spec"]["runPolicy"].get("suspend") is value else None
+
+
+def _placed(view: ClusterView, name: str, count: int) -> list[Any] | None:
+    """The job's pods once `count` of them are on nodes."""
+    pods = [p for p in _pods(view, name) if p.spec.node_name]
+    return pods if len(pods) == count else None
+
+
 def _pods(view: ClusterView, name: str) -> list[Any]:
     selector = f"{JOB_NAME_LABEL}={name}"
     return list(view.core.list_namespaced_pod(view.namespace, label_selector=selector).items)
@@ -124,143 +134,165 @@ def _queued_locally(kind: KubeflowKind, name: str, queue: str, **shape: Any) -> 
     return kwok_kubeflow_job(kind, name, **shape).queue(queue).suspend()
 
 
-FULLY = [PYTORCH, MPI]
-FULLY_IDS = [kind.kind for kind in FULLY]
+FULLY = (PYTORCH, MPI)
+"""The kinds tested through every step; both run at once in each test (quicker)."""
 
 
-@pytest.mark.parametrize("kind", FULLY, ids=FULLY_IDS)
-def test_a_job_queued_on_a_worker_runs_on_the_flavors_gpu_nodes_and_frees_its_quota(
-    multikueue_fleet: MultiKueueFleet, mk_namespace: str, kind: KubeflowKind
+def test_jobs_queued_on_a_worker_run_on_the_flavors_gpu_nodes_and_free_their_quota(
+    multikueue_fleet: MultiKueueFleet, mk_namespace: str
 ) -> None:
     mk = multikueue_fleet
-    worker_member = mk.workers[0]
-    body = _queued_locally(
-        kind, "train", mk.spec.local_queue, workers=2, gpus_per_worker=4, run_seconds=3
-    ).obj()
+    worker_member = mk.workers[0]  # worker-1: one GPU pool, so one flavor for every pod
     with ClusterView.open(worker_member, mk_namespace) as worker:
         before = _gpus_in_use(worker, mk.cluster_queue)
-        _create(worker, kind, body)
-        workload = until(
-            lambda: _workload_of(worker, kind, "train"), f"the {kind.kind}'s Workload", 30
+        for kind in FULLY:
+            body = _queued_locally(
+                kind,
+                kind.container,
+                mk.spec.local_queue,
+                workers=2,
+                gpus_per_worker=4,
+                run_seconds=10,
+            )
+            _create(worker, kind, body.obj())
+        for kind in FULLY:
+            name, what = kind.container, kind.kind
+            workload = until(
+                partial(_workload_of, worker, kind, name), f"the {what}'s Workload", 30
+            )
+            pod_sets = [(p["name"], p["count"]) for p in workload["spec"]["podSets"]]
+            assert pod_sets == [(kind.leader.lower(), 1), ("worker", 2)], what  # type: ignore[union-attr]
+            until(partial(_workload_is, worker, kind, name, "Admitted"), f"{what} admitted", 60)
+            started = until(
+                partial(_suspend_is, worker, kind, name, False),
+                f"the {what} unsuspended by the agent",
+                30,
+            )
+            # Every replica type's template points at the admitted flavor's nodes.
+            for template in _replica_templates(started, kind).values():
+                assert template["spec"]["nodeSelector"].get(POOL_LABEL) == "gpu", what
+
+            def gpu_pods_running(name: str = name) -> list[Any] | None:
+                pods = [p for p in _pods(worker, name) if _is_gpu_pod(p)]
+                placed = [p for p in pods if p.spec.node_name and p.status.phase == "Running"]
+                return placed if len(placed) == 2 else None
+
+            pods = until(gpu_pods_running, f"both GPU workers of the {what} running", 60)
+            assert all(p.spec.node_name.startswith(f"{worker_member.name}-gpu-") for p in pods)
+        until(
+            lambda: _gpus_in_use(worker, mk.cluster_queue) == before + 8 * len(FULLY),
+            "the jobs' GPUs (8 each) counted as used by the worker's ClusterQueue",
+            10,
         )
-        pod_sets = [(p["name"], p["count"]) for p in workload["spec"]["podSets"]]
-        assert pod_sets == [(kind.leader.lower(), 1), ("worker", 2)]  # type: ignore[union-attr]
 
-        until(partial(_workload_is, worker, kind, "train", "Admitted"), "admitted", 60)
-        started = until(
-            lambda: (
-                (job := _get(worker, kind, "train"))
-                and job["spec"]["runPolicy"].get("suspend") is False
-                and job
-            ),
-            "the job unsuspended by the agent",
-            30,
-        )
-        # Every replica type's template points at the admitted flavor's nodes.
-        for template in _replica_templates(started, kind).values():
-            assert template["spec"]["nodeSelector"].get(POOL_LABEL) == "gpu"
-
-        def gpu_pods_running() -> list[Any] | None:
-            pods = [p for p in _pods(worker, "train") if _is_gpu_pod(p)]
-            placed = [p for p in pods if p.spec.node_name and p.status.phase == "Running"]
-            return placed if len(placed) == 2 else None
-
-        pods = until(gpu_pods_running, "both GPU workers running", 60)
-        assert all(p.spec.node_name.startswith(f"{worker_member.name}-gpu-") for p in pods)
-        assert _gpus_in_use(worker, mk.cluster_queue) == before + 8
-
-        done = until(
-            partial(_workload_is, worker, kind, "train", "Finished"), "the Workload Finished", 90
-        )
-        assert (condition_of(done, "Finished") or {}).get("reason") == "Succeeded"
-        job = _get(worker, kind, "train") or {}
-        assert (condition_of(job, "Succeeded") or {}).get("status") == "True"
+        for kind in FULLY:
+            name, what = kind.container, kind.kind
+            done = until(
+                partial(_workload_is, worker, kind, name, "Finished"), f"{what} Finished", 90
+            )
+            assert (condition_of(done, "Finished") or {}).get("reason") == "Succeeded", what
+            job = _get(worker, kind, name) or {}
+            assert (condition_of(job, "Succeeded") or {}).get("status") == "True", what
         until(
             lambda: _gpus_in_use(worker, mk.cluster_queue) == before,
-            "the job's GPUs given back to the ClusterQueue",
+            "the jobs' GPUs given back to the ClusterQueue",
             30,
         )
 
 
 @contextlib.contextmanager
-def _priority_classes(view: ClusterView, classes: dict[str, int]) -> Iterator[None]:
-    for name, value in classes.items():
-        view.custom.create_cluster_custom_object(
-            "kueue.x-k8s.io",
-            "v1beta2",
-            "workloadpriorityclasses",
-            WorkloadPriorityClass(name, value).obj(),
-        )
+def _priority_classes(views: list[ClusterView], classes: dict[str, int]) -> Iterator[None]:
+    for view in views:
+        for name, value in classes.items():
+            view.custom.create_cluster_custom_object(
+                "kueue.x-k8s.io",
+                "v1beta2",
+                "workloadpriorityclasses",
+                WorkloadPriorityClass(name, value).obj(),
+            )
     try:
         yield
     finally:
-        for name in classes:
-            with contextlib.suppress(Exception):
-                view.custom.delete_cluster_custom_object(
-                    "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", name
-                )
+        for view in views:
+            for name in classes:
+                with contextlib.suppress(Exception):
+                    view.custom.delete_cluster_custom_object(
+                        "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", name
+                    )
 
 
-@pytest.mark.parametrize("kind", FULLY, ids=FULLY_IDS)
-def test_preemption_suspends_the_job_restores_its_templates_and_it_runs_again(
-    multikueue_fleet: MultiKueueFleet, mk_namespace: str, kind: KubeflowKind
+def test_preemption_suspends_a_job_restores_its_templates_and_it_runs_again(
+    multikueue_fleet: MultiKueueFleet, mk_namespace: str
 ) -> None:
     mk = multikueue_fleet
-    worker_member = mk.workers[-1]  # worker-2: 16 GPUs, two nodes of 8
+    worker_1, worker_2 = mk.workers[0], mk.workers[-1]
+    # Each kind fills one worker's GPUs with a low-priority victim (8-GPU workers: 4 on
+    # worker-1's 32 GPUs, 2 on worker-2's 16); an 8-GPU high-priority job then preempts it.
+    placement = {PYTORCH.kind: (worker_2, 2), MPI.kind: (worker_1, 4)}
     low, high = f"{mk_namespace}-low", f"{mk_namespace}-high"
     with (
-        ClusterView.open(worker_member, mk_namespace) as worker,
-        _priority_classes(worker, {low: 10, high: 1000}),
+        ClusterView.open(worker_1, mk_namespace) as on_1,
+        ClusterView.open(worker_2, mk_namespace) as on_2,
+        _priority_classes([on_1, on_2], {low: 10, high: 1000}),
     ):
-        victim = _queued_locally(
-            kind, "victim", mk.spec.local_queue, workers=2, gpus_per_worker=8, run_seconds=600
-        )
-        _create(worker, kind, victim.priority_class(low).obj())
-        submitted = victim.obj()
-        until(partial(_workload_is, worker, kind, "victim", "Admitted"), "victim admitted", 60)
-        until(
-            lambda: len([p for p in _pods(worker, "victim") if p.spec.node_name]) == 3,
-            "the victim's pods placed",
-            60,
-        )
+        views = {worker_1.name: on_1, worker_2.name: on_2}
+        submitted: dict[str, Json] = {}
+        for kind in FULLY:
+            member, victims = placement[kind.kind]
+            victim = _queued_locally(
+                kind,
+                "victim",
+                mk.spec.local_queue,
+                workers=victims,
+                gpus_per_worker=8,
+                run_seconds=600,
+            ).priority_class(low)
+            _create(views[member.name], kind, victim.obj())
+            submitted[kind.kind] = victim.obj()
+        for kind in FULLY:
+            member, victims = placement[kind.kind]
+            worker = views[member.name]
+            until(
+                partial(_placed, worker, "victim", victims + 1),
+                f"the {kind.kind} victim's pods placed",
+                60,
+            )
+            urgent = _queued_locally(
+                kind, "urgent", mk.spec.local_queue, workers=1, gpus_per_worker=8, run_seconds=3
+            )
+            _create(worker, kind, urgent.priority_class(high).obj())
 
-        urgent = _queued_locally(
-            kind, "urgent", mk.spec.local_queue, workers=1, gpus_per_worker=8, run_seconds=3
-        )
-        _create(worker, kind, urgent.priority_class(high).obj())
+        for kind in FULLY:
+            member, _ = placement[kind.kind]
+            worker, what = views[member.name], f"the {kind.kind} victim"
 
-        def preempted() -> Json | None:
-            workload = _workload_of(worker, kind, "victim") or {}
-            evicted = condition_of(workload, "Evicted") or {}
-            return workload if evicted.get("reason") == "Preempted" else None
+            def preempted(worker: ClusterView = worker, kind: KubeflowKind = kind) -> Json | None:
+                workload = _workload_of(worker, kind, "victim") or {}
+                evicted = condition_of(workload, "Evicted") or {}
+                return workload if evicted.get("reason") == "Preempted" else None
 
-        until(preempted, "the victim preempted", 60)
-        stopped = until(
-            lambda: (
-                (job := _get(worker, kind, "victim"))
-                and job["spec"]["runPolicy"].get("suspend") is True
-                and job
-            ),
-            "the victim suspended through runPolicy.suspend",
-            30,
-        )
-        # The admission's nodeSelector is taken back: the templates are as submitted.
-        assert _replica_templates(stopped, kind) == _replica_templates(submitted, kind)
-        wait_gone(
-            lambda: [p for p in _pods(worker, "victim") if p.status.phase == "Running"] or None,
-            "the victim's pods stopped",
-            60,
-        )
+            until(preempted, f"{what} preempted", 60)
+            stopped = until(
+                partial(_suspend_is, worker, kind, "victim", True),
+                f"{what} suspended through runPolicy.suspend",
+                30,
+            )
+            # The admission's nodeSelector is taken back: the templates are as submitted.
+            assert _replica_templates(stopped, kind) == _replica_templates(
+                submitted[kind.kind], kind
+            ), what
 
-        until(partial(_workload_is, worker, kind, "urgent", "Finished"), "urgent done", 90)
-        until(
-            lambda: (
-                (job := _get(worker, kind, "victim"))
-                and job["spec"]["runPolicy"].get("suspend") is False
-            ),
-            "the victim admitted and started again",
-            60,
-        )
+        for kind in FULLY:
+            member, _ = placement[kind.kind]
+            worker, what = views[member.name], f"the {kind.kind}"
+            until(
+                partial(_workload_is, worker, kind, "urgent", "Finished"), f"{what} urgent done", 90
+            )
+            until(
+                partial(_suspend_is, worker, kind, "victim", False),
+                f"{what} victim admitted and started again",
+                90,
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +333,7 @@ def test_every_kind_submitted_on_the_manager_runs_on_one_worker_and_comes_back(
                 job.name,
                 workers=job.workers,
                 gpus_per_worker=job.gpus_per_worker,
-                run_seconds=15,
+                run_seconds=8,
             )
             _create(manager, job.kind, body.queue(mk.spec.local_queue).obj())
             created = _get(manager, job.kind, job.name) or {}
@@ -315,7 +347,7 @@ def test_every_kind_submitted_on_the_manager_runs_on_one_worker_and_comes_back(
                     60,
                 )
 
-        # While they run (15 s): one Workload each, on one worker, pods on its GPU nodes.
+        # While they run (8 s): one Workload each, on one worker, pods on its GPU nodes.
         for job in DISPATCHED:
             what = f"{job.kind.kind} {job.name}"
             workload = until(
