@@ -102,6 +102,26 @@ def _placed(view: ClusterView, name: str, count: int) -> list[Any] | None:
     return pods if len(pods) == count else None
 
 
+def _explained(view: ClusterView, kind: KubeflowKind, *names: str) -> str:
+    """The Workloads' conditions and the jobs' pods, for a failure message."""
+    lines = []
+    for name in names:
+        workload = _workload_of(view, kind, name) or {}
+        conditions = [
+            (c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+            for c in (workload.get("status") or {}).get("conditions") or ()
+        ]
+        pods = [(p.metadata.name, p.status.phase, p.spec.node_name) for p in _pods(view, name)]
+        job = _get(view, kind, name) or {}
+        run_policy = (job.get("spec") or {}).get("runPolicy")
+        lines.append(
+            f"{view.member.name} {kind.kind} {name}: runPolicy={run_policy}"
+            f" workload conditions={conditions} pods={pods}"
+            f" job conditions={(job.get('status') or {}).get('conditions')}"
+        )
+    return "\n".join(lines)
+
+
 def _pods(view: ClusterView, name: str) -> list[Any]:
     selector = f"{JOB_NAME_LABEL}={name}"
     return list(view.core.list_namespaced_pod(view.namespace, label_selector=selector).items)
@@ -271,7 +291,12 @@ def test_preemption_suspends_a_job_restores_its_templates_and_it_runs_again(
                 evicted = condition_of(workload, "Evicted") or {}
                 return workload if evicted.get("reason") == "Preempted" else None
 
-            until(preempted, f"{what} preempted", 60)
+            try:
+                until(preempted, f"{what} preempted", 60)
+            except AssertionError as failure:
+                raise AssertionError(
+                    f"{failure}\n{_explained(worker, kind, 'victim', 'urgent')}"
+                ) from None
             stopped = until(
                 partial(_suspend_is, worker, kind, "victim", True),
                 f"{what} suspended through runPolicy.suspend",
