@@ -112,6 +112,10 @@ def kwok_kubeflow_job(
     Chief or Launcher; none for JAXJob) and `workers` GPU Worker pods, all running
     `run_seconds` on kwok nodes (devfleet.sample_jobs.gpu_kubeflow_job builds the same)."""
     job = KubeflowJob(kind, name)
+    if kind is MPI:
+        # MPI workers run until the launcher ends (kwok never finishes them); the operator
+        # deletes them then with this policy (its default, None, leaves them running).
+        job.run_policy(cleanPodPolicy="Running")
     if kind.leader is not None:
         job.replica(kind.leader, 1, kwok_template(kind.container, gpus=0, run_seconds=run_seconds))
     return job.replica(

@@ -5,7 +5,7 @@ JAXJob) and the MPI Operator (MPIJob v2beta1) out of cluster on every cluster; t
 run on kwok nodes. On a worker, a job queued to the agent's ClusterQueue is admitted,
 started on the flavor's nodes (every replica type's template points there), finishes and
 gives its quota back; a higher-priority job preempts it: it is suspended through
-`runPolicy.suspend` with its templates restored, and runs again afterwards. On the
+`runPolicy.suspend` with its templates restored, and runs again once that job is gone. On the
 manager, every kind is suspended by the hub's webhook and handed to MultiKueue through
 `runPolicy.managedBy`, placed whole on exactly one worker (a PyTorchJob only one worker has
 room for goes there), run by that worker's operator, its status copied back, and the
@@ -74,6 +74,11 @@ def _get(view: ClusterView, kind: KubeflowKind, name: str) -> Json | None:
 def _create(view: ClusterView, kind: KubeflowKind, body: Json) -> None:
     group, version, plural = _resource(kind)
     view.custom.create_namespaced_custom_object(group, version, view.namespace, plural, body)
+
+
+def _delete(view: ClusterView, kind: KubeflowKind, name: str) -> None:
+    group, version, plural = _resource(kind)
+    view.custom.delete_namespaced_custom_object(group, version, view.namespace, plural, name)
 
 
 def _workload_of(view: ClusterView, kind: KubeflowKind, name: str) -> Json | None:
@@ -277,8 +282,9 @@ def test_preemption_suspends_a_job_restores_its_templates_and_it_runs_again(
                 f"the {kind.kind} victim's pods placed",
                 60,
             )
+            # It runs until the test deletes it, so the victim waits suspended until then.
             urgent = _queued_locally(
-                kind, "urgent", mk.spec.local_queue, workers=1, gpus_per_worker=8, run_seconds=3
+                kind, "urgent", mk.spec.local_queue, workers=1, gpus_per_worker=8, run_seconds=600
             )
             _create(worker, kind, urgent.priority_class(high).obj())
 
@@ -307,12 +313,13 @@ def test_preemption_suspends_a_job_restores_its_templates_and_it_runs_again(
                 submitted[kind.kind], kind
             ), what
 
+        # The urgent jobs gone, their quota is free again: each victim runs again.
+        for kind in FULLY:
+            member, _ = placement[kind.kind]
+            _delete(views[member.name], kind, "urgent")
         for kind in FULLY:
             member, _ = placement[kind.kind]
             worker, what = views[member.name], f"the {kind.kind}"
-            until(
-                partial(_workload_is, worker, kind, "urgent", "Finished"), f"{what} urgent done", 90
-            )
             until(
                 partial(_suspend_is, worker, kind, "victim", False),
                 f"{what} victim admitted and started again",
