@@ -49,7 +49,13 @@ KEEP_TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600
 RUN_TOKEN_LIFETIME_SECONDS = 3600
 HUB_CONFIGURATION = {
     "integrations": {
-        "frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"]
+        "frameworks": [
+            "batch/job",
+            "jobset.x-k8s.io/jobset",
+            "ray.io/rayjob",
+            "ray.io/raycluster",
+            "kubeflow.org/pytorchjob",
+        ]
     },
     "clientConnection": {"qps": 50, "burst": 100},
     "multiKueue": {"dispatcherName": "fleetq.dev/capacity-aware", "gcInterval": "10s"},
@@ -161,10 +167,11 @@ def _run(options: DemoOptions, say: Say) -> int:
         wait_until_serving(fleet, processes, say)
         jobs = job_mix(short=options.short)
         jobsets = sum(job.api is JobApi.JOBSET for job in jobs)
+        pytorchjobs = sum(job.api is JobApi.PYTORCHJOB for job in jobs)
         phase(
             "jobs",
-            f"7/7 {len(jobs)} jobs ({jobsets} a JobSet) from team-a and team-b, "
-            "submitted on the manager",
+            f"7/7 {len(jobs)} jobs ({jobsets} a JobSet, {pytorchjobs} a PyTorchJob) from "
+            "team-a and team-b, submitted on the manager",
         )
         records, now = watch_jobs(fleet, jobs, console, say, short=options.short)
         console.print(summary_table(records.values(), now))
@@ -283,7 +290,7 @@ def _print_keep_instructions(
         "  fleetq status                          # workers, capacity, queues",
         "  fleetq list workloads -A               # where each job went",
         "  fleetq describe workload NAME -n team-a",
-        f"  {kubectl} get jobs,jobsets,workloads -A",
+        f"  {kubectl} get jobs,jobsets,pytorchjobs,workloads -A",
         "  new Jobs or JobSets: label kueue.x-k8s.io/queue-name=user-queue in team-a or team-b,",
         "  created suspended with spec.managedBy=kueue.x-k8s.io/multikueue (the hub runs",
         "  without webhooks here); see devfleet/demo_jobs.py",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from devfleet.sample_jobs import gpu_job, gpu_jobset, gpu_rayjob
+from devfleet.sample_jobs import gpu_job, gpu_jobset, gpu_pytorchjob, gpu_rayjob
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
@@ -39,6 +39,8 @@ RAYJOB = ("ray.io", "v1", "rayjobs")
 RAYJOB_POD_LABEL = "fleetq.dev/demo-rayjob"
 """Label the demo puts on a RayJob's head and worker pod templates, valued with its name
 (KubeRay labels the pods with its generated cluster's name only)."""
+KUBEFLOW_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
 
 
 class JobKind(StrEnum):
@@ -49,20 +51,26 @@ class JobKind(StrEnum):
 
 
 class JobApi(StrEnum):
-    """The object a demo job is: a batch/v1 Job, a JobSet or a RayJob."""
+    """The object a demo job is: a batch/v1 Job, a JobSet, a RayJob or a PyTorchJob."""
 
     JOB = "job"
     JOBSET = "jobset"
     RAYJOB = "rayjob"
+    PYTORCHJOB = "pytorchjob"
 
     @property
     def kind(self) -> str:
-        return {JobApi.JOBSET: "JobSet", JobApi.RAYJOB: "RayJob"}.get(self, "Job")
+        kinds = {JobApi.JOBSET: "JobSet", JobApi.RAYJOB: "RayJob", JobApi.PYTORCHJOB: "PyTorchJob"}
+        return kinds.get(self, "Job")
 
     @property
     def pod_label(self) -> str:
         """The label naming the object on its pods (a JobSet's pods carry both)."""
-        labels = {JobApi.JOBSET: JOBSET_NAME_LABEL, JobApi.RAYJOB: RAYJOB_POD_LABEL}
+        labels = {
+            JobApi.JOBSET: JOBSET_NAME_LABEL,
+            JobApi.RAYJOB: RAYJOB_POD_LABEL,
+            JobApi.PYTORCHJOB: KUBEFLOW_JOB_NAME_LABEL,
+        }
         return labels.get(self, JOB_NAME_LABEL)
 
 
@@ -86,7 +94,8 @@ class DemoJob:
     submit_at: float
     api: JobApi = JobApi.JOB
     drivers: int = 0
-    """A JobSet's driver pods or a RayJob's head (1 CPU, no GPU each), besides its workers."""
+    """A JobSet's driver pods, a RayJob's head or a PyTorchJob's master (1 CPU, no GPU
+    each), besides its workers."""
 
     @property
     def key(self) -> str:
@@ -115,7 +124,7 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         api: JobApi = JobApi.JOB,
     ) -> DemoJob:
         run = max(4.0, round(run_seconds * scale))
-        drivers = 1 if api in (JobApi.JOBSET, JobApi.RAYJOB) else 0
+        drivers = 1 if api in (JobApi.JOBSET, JobApi.RAYJOB, JobApi.PYTORCHJOB) else 0
         return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
     first_wave = (
@@ -131,6 +140,9 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         # A JobSet: a driver and 4 workers of 4 GPUs, one Workload placed whole on one
         # worker once GPUs free up; 16 GPUs on nodes of 8, so its workers spread over nodes.
         job("llm-pretrain-js", "team-a", JobKind.GPU, 4, 4, "normal", 15, 9, JobApi.JOBSET),
+        # A Kubeflow PyTorchJob: 1 CPU master + 4 workers of 4 GPUs, one Workload with pod
+        # sets master and worker, placed whole on the worker that has room for all of it.
+        job("llm-finetune-pt", "team-b", JobKind.GPU, 4, 4, "normal", 15, 10, JobApi.PYTORCHJOB),
     )
     if short:
         return first_wave
@@ -150,7 +162,17 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
     class. A JobSet's driver runs in its workers' node pool (worker-1 has no CPU pool)."""
     gpus = job.per_pod if job.kind is JobKind.GPU else 0
     selector = {POOL_LABEL: job.kind.value}
-    if job.api is JobApi.JOBSET:
+    if job.api is JobApi.PYTORCHJOB:
+        if job.kind is not JobKind.GPU or job.drivers != 1:
+            raise ValueError(f"{job.key}: a demo PyTorchJob is one master and GPU workers")
+        manifest = gpu_pytorchjob(
+            job.name,
+            workers=job.pods,
+            gpus_per_worker=gpus,
+            run_seconds=job.run_seconds,
+            node_selector=selector,
+        )
+    elif job.api is JobApi.JOBSET:
         if job.kind is not JobKind.GPU or job.drivers != 1:
             raise ValueError(f"{job.key}: a demo JobSet is one driver and GPU workers")
         manifest = gpu_jobset(
@@ -183,8 +205,10 @@ def job_manifest(job: DemoJob) -> dict[str, Any]:
             },
         }
     )
-    manifest["spec"]["suspend"] = True
-    manifest["spec"]["managedBy"] = MULTIKUEUE_MANAGED_BY
+    # Where the kind keeps suspend and managedBy: a PyTorchJob in its runPolicy.
+    holder = manifest["spec"]["runPolicy"] if job.api is JobApi.PYTORCHJOB else manifest["spec"]
+    holder["suspend"] = True
+    holder["managedBy"] = MULTIKUEUE_MANAGED_BY
     return manifest
 
 
@@ -212,8 +236,12 @@ def submit_job(api_client: Any, job: DemoJob) -> None:
     from kubernetes import client
 
     manifest = job_manifest(job)
-    if job.api in (JobApi.JOBSET, JobApi.RAYJOB):
-        group, version, plural = JOBSET if job.api is JobApi.JOBSET else RAYJOB
+    if job.api in (JobApi.JOBSET, JobApi.RAYJOB, JobApi.PYTORCHJOB):
+        group, version, plural = {
+            JobApi.JOBSET: JOBSET,
+            JobApi.RAYJOB: RAYJOB,
+            JobApi.PYTORCHJOB: PYTORCHJOB,
+        }[job.api]
         custom = client.CustomObjectsApi(api_client)
         custom.create_namespaced_custom_object(group, version, job.namespace, plural, manifest)
     else:

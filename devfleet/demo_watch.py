@@ -23,6 +23,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.demo_jobs import (
     JOB_NAME_LABEL,
     JOBSET_NAME_LABEL,
+    KUBEFLOW_JOB_NAME_LABEL,
     NAMESPACES,
     POOL_LABEL,
     RAYJOB_POD_LABEL,
@@ -187,6 +188,8 @@ class FleetObserver:
                 # A JobSet's pods also carry their child Job's `job-name`: the JobSet wins.
                 if RAYJOB_POD_LABEL in labels:
                     api, owner = JobApi.RAYJOB, labels.get(RAYJOB_POD_LABEL)
+                elif KUBEFLOW_JOB_NAME_LABEL in labels:
+                    api, owner = JobApi.PYTORCHJOB, labels.get(KUBEFLOW_JOB_NAME_LABEL)
                 else:
                     api = JobApi.JOBSET if JOBSET_NAME_LABEL in labels else JobApi.JOB
                     owner = labels.get(JOBSET_NAME_LABEL) or labels.get(JOB_NAME_LABEL)

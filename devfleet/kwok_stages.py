@@ -7,7 +7,10 @@ ask how long its pods "run". When kwokctl is given any stage it drops all of its
 so the node stages are listed here too.
 
 The stage definitions are kwok's own, read at run time from the kwok Go module that
-`make tools` downloads (nothing is copied into this repository).
+`make tools` downloads (nothing is copied into this repository). One change is ours: kwok's
+pod-complete stage finishes only pods a batch/v1 Job owns, so the owner kinds of
+`COMPLETING_OWNER_KINDS` (operators that own their pods directly, such as the Kubeflow
+training operator's jobs) are added to it, and their pods finish the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any, Final
+
+import yaml
 
 from devfleet.toolchain import KWOK_VERSION, tool
 
@@ -25,6 +31,11 @@ RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
 RUN_JITTER_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/jitter-delay"
 """kwok draws the run time between the delay and this jitter delay (5 s when absent, which
 caps longer runs): set it to the same value for an exact run time."""
+
+COMPLETING_OWNER_KINDS: Final = ("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob")
+"""Pod owner kinds whose pods kwok finishes after their run time, besides `Job`."""
+POD_COMPLETE_STAGE = "kustomize/stage/pod/general/pod-complete.yaml"
+_OWNER_KIND_KEY = ".metadata.ownerReferences.[].kind"
 
 _STAGE_FILES = (
     "kustomize/stage/node/fast/node-initialize.yaml",
@@ -68,5 +79,31 @@ def stage_documents() -> list[str]:
         path = module / relative
         if not path.exists():
             raise StageFilesMissing(f"kwok stage file missing from the module: {path}")
-        documents.append(path.read_text().strip())
+        text = path.read_text().strip()
+        if relative == POD_COMPLETE_STAGE:
+            text = with_owner_kinds(text, COMPLETING_OWNER_KINDS)
+        documents.append(text)
     return documents
+
+
+def with_owner_kinds(stage: str, kinds: tuple[str, ...]) -> str:
+    """The pod-complete stage with `kinds` added to the pod owner kinds it selects."""
+    document: dict[str, Any] = yaml.safe_load(stage)
+    expressions = document["spec"]["selector"]["matchExpressions"]
+    owner = next((e for e in expressions if e.get("key") == _OWNER_KIND_KEY), None)
+    if owner is None:
+        raise StageFilesMissing(f"kwok's pod-complete stage selects no owner kind: {stage[:300]}")
+    owner["values"] = [*owner["values"], *(k for k in kinds if k not in owner["values"])]
+    return yaml.dump(document, Dumper=_LiteralDumper, sort_keys=False).strip()
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Multi-line strings (the stages' Go templates) as `|` blocks, as kwok writes them."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_LiteralDumper.add_representer(str, _represent_str)

@@ -293,3 +293,36 @@ def gpu_trainjob(
             "trainer": {"numNodes": nodes, "resourcesPerNode": resources},
         },
     }
+
+
+def gpu_pytorchjob(
+    name: str,
+    *,
+    workers: int,
+    gpus_per_worker: int,
+    run_seconds: float,
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A kubeflow.org/v1 PyTorchJob of one CPU `Master` and `workers` GPU `Worker` pods,
+    each running `run_seconds` on kwok nodes (the training operator wants the container
+    named `pytorch`): the shape of the demo's distributed training job."""
+
+    def replica(replicas: int, gpus: int) -> dict[str, Any]:
+        pod = gpu_job("pod", gpus_per_pod=gpus, pods=1, run_seconds=run_seconds)
+        template = pod["spec"]["template"]
+        template["spec"]["nodeSelector"] = dict(node_selector or {})
+        template["spec"]["containers"][0]["name"] = "pytorch"
+        return {"replicas": replicas, "restartPolicy": "Never", "template": template}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runPolicy": {},
+            "pytorchReplicaSpecs": {
+                "Master": replica(1, 0),
+                "Worker": replica(workers, gpus_per_worker),
+            },
+        },
+    }

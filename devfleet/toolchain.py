@@ -32,6 +32,12 @@ KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
 KUBERAY_VERSION = "v1.5.0"
 TRAINER_VERSION = "v2.0.0"
+TRAINING_OPERATOR_VERSION = "v1.9.3"
+"""Kubeflow training operator (v1 jobs). v1.9.3, not v1.8.1: v1.8.1 has no
+`runPolicy.managedBy` (its CRDs prune it, so no Kubeflow v1 job could be dispatched by
+MultiKueue, which upstream Kueue requires it for since 0.11) and no JAXJob; v1.9.3 is the
+version upstream Kueue v0.19.2 builds and tests against (docs/kubeflow.md)."""
+MPI_OPERATOR_VERSION = "v0.6.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -83,7 +89,8 @@ class GoTool:
     def stamp(self) -> str:
         """A digest of the wrapper module and flags: a change rebuilds the tool."""
         digest = hashlib.sha256()
-        for name in ("go.mod", "go.sum"):
+        # main.go: a wrapper module's own command (only some have one).
+        for name in ("go.mod", "go.sum", "main.go"):
             path = self.module_dir / name
             if path.exists():
                 digest.update(path.read_bytes())
@@ -205,6 +212,21 @@ TOOLS: tuple[GoTool, ...] = (
         },
     ),
     GoTool(
+        name="training-operator",
+        version=TRAINING_OPERATOR_VERSION,
+        # The module's own command minus its in-cluster certificate rotator (see
+        # tools/go/training-operator/main.go and devfleet/training_operator.py).
+        packages=("fleetq.dev/tools/training-operator",),
+        binaries=("training-operator",),
+        checks={
+            "training-operator": VersionCheck(
+                (),
+                f"github.com/kubeflow/training-operator\t{TRAINING_OPERATOR_VERSION}",
+                build_info=True,
+            ),
+        },
+    ),
+    GoTool(
         # Kubeflow Trainer's controller-manager (TrainJob, TrainingRuntime,
         # ClusterTrainingRuntime); it creates JobSets, so JobSet's controller runs beside it.
         name="trainer",
@@ -214,6 +236,19 @@ TOOLS: tuple[GoTool, ...] = (
         checks={
             "trainer-controller-manager": VersionCheck(
                 (), f"github.com/kubeflow/trainer/v2\t{TRAINER_VERSION}", build_info=True
+            ),
+        },
+    ),
+    GoTool(
+        name="mpi-operator",
+        version=MPI_OPERATOR_VERSION,
+        # The module's controller under a command that fits several operators on one
+        # machine (tools/go/mpi-operator/main.go, devfleet/mpi_operator.py).
+        packages=("fleetq.dev/tools/mpi-operator",),
+        binaries=("mpi-operator",),
+        checks={
+            "mpi-operator": VersionCheck(
+                (), f"github.com/kubeflow/mpi-operator\t{MPI_OPERATOR_VERSION}", build_info=True
             ),
         },
     ),

@@ -7,6 +7,12 @@ from typing import Final
 from integrations.batch_job.kind import BATCH_JOB
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
+from integrations.kubeflow.jobs.jaxjob import JAXJOB
+from integrations.kubeflow.jobs.paddlejob import PADDLEJOB
+from integrations.kubeflow.jobs.pytorchjob import PYTORCHJOB
+from integrations.kubeflow.jobs.tfjob import TFJOB
+from integrations.kubeflow.jobs.xgboostjob import XGBOOSTJOB
+from integrations.mpijob.kind import MPIJOB
 from integrations.ray.raycluster_kind import RAYCLUSTER
 from integrations.ray.rayjob_kind import RAYJOB
 from integrations.ray.rayservice_kind import RAYSERVICE
@@ -20,5 +26,11 @@ REGISTRY: Final = FrameworkRegistry(
         RAYCLUSTER,
         RAYSERVICE,
         TRAINJOB,
+        PYTORCHJOB,
+        TFJOB,
+        XGBOOSTJOB,
+        PADDLEJOB,
+        JAXJOB,
+        MPIJOB,
     )
 )

@@ -7,13 +7,17 @@ from typing import Final
 
 from devfleet.operators.jobset import JOBSET
 from devfleet.operators.kuberay import KUBERAY
+from devfleet.operators.mpi_operator import MPI_OPERATOR
 from devfleet.operators.spec import Operator, OperatorError
 from devfleet.operators.trainer import TRAINER
+from devfleet.operators.training_operator import TRAINING_OPERATOR
 
 _ALL: Final[list[Operator]] = [
     JOBSET,
     KUBERAY,
     TRAINER,
+    TRAINING_OPERATOR,
+    MPI_OPERATOR,
 ]
 OPERATORS: Final[dict[str, Operator]] = {operator.name: operator for operator in _ALL}
 

@@ -86,7 +86,12 @@ def install_operator_crds(
     if not operator.crd_dirs:
         return []
     root = operator_module_dir(operator)
-    files = [path for relative in operator.crd_dirs for path in crd_files(root / relative)]
+    files = [
+        path
+        for relative in operator.crd_dirs
+        for path in crd_files(root / relative)
+        if path.name not in operator.crd_skip
+    ]
     if not files:
         raise OperatorError(f"{operator.title}: no CRDs under {', '.join(operator.crd_dirs)}")
     try:

@@ -64,6 +64,8 @@ class Operator:
     """Writes any config file into `launch.workdir`; the argv that starts the binary."""
     crd_dirs: tuple[str, ...] = ()
     """Directories (relative to the module) whose *.yaml are CRDs, server-side applied."""
+    crd_skip: tuple[str, ...] = ()
+    """CRD file names in `crd_dirs` not to apply (another operator owns that CRD)."""
     webhook_dir: str | None = None
     """A kustomize directory with `manifests.yaml` (relative to the module), or None when
     the operator needs no webhooks."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from core.api.resource_flavor import ResourceFlavor
 from core.api.validation.field_errors import FieldError
@@ -207,4 +207,15 @@ class JobKind(Protocol):
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         """Whether and what to copy from the worker's job onto the manager's job."""
+        ...
+
+
+@runtime_checkable
+class SupportsPodPriorityClass(Protocol):
+    """Optional: a kind that names its pods' PriorityClass somewhere other than its pod
+    templates (Kubeflow's `runPolicy.schedulingPolicy.priorityClass`). Without it the
+    Workload builder takes the first pod set's template that names one."""
+
+    def pod_priority_class_name(self, job: Job) -> str:
+        """The scheduling.k8s.io PriorityClass the job's pods run at ('' for none)."""
         ...

@@ -18,7 +18,7 @@ from core.api.meta import ObjectMeta, OwnerReference
 from core.api.validation.labels import label_value_problem
 from core.api.workload import PodSet, Workload, WorkloadSpec
 from integrations.framework import job_metadata
-from integrations.framework.job_kind import JobKind
+from integrations.framework.job_kind import JobKind, SupportsPodPriorityClass
 from integrations.framework.job_metadata import Job
 from integrations.framework.labels import (
     JOB_UID_LABEL,
@@ -121,7 +121,11 @@ def build_workload(
     pod_sets = kind.pod_sets(job)
     priority = resolve_priority(
         workload_class_name=job_metadata.workload_priority_class_name(job),
-        pod_class_name=_pod_priority_class_name(pod_sets),
+        pod_class_name=(
+            kind.pod_priority_class_name(job)
+            if isinstance(kind, SupportsPodPriorityClass)
+            else _pod_priority_class_name(pod_sets)
+        ),
         classes=priority_classes,
     )
     return Workload(

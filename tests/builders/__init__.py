@@ -33,6 +33,18 @@ from tests.builders.base import (
 from tests.builders.fleetq import WorkerCapacity
 from tests.builders.job import GPU, JOB_IMAGE, Job, kwok_job
 from tests.builders.jobset import JobSet, kwok_jobset
+from tests.builders.kubeflow import (
+    JAX,
+    KUBEFLOW_V1_KINDS,
+    MPI,
+    PADDLE,
+    PYTORCH,
+    TENSORFLOW,
+    XGBOOST,
+    KubeflowJob,
+    KubeflowKind,
+    kwok_kubeflow_job,
+)
 from tests.builders.multikueue import MultiKueueCluster, MultiKueueConfig
 from tests.builders.pod import (
     KWOK_JITTER_ANNOTATION,
@@ -55,16 +67,23 @@ from tests.builders.workload import Workload, pod_set_assignment
 
 __all__ = [
     "GPU",
+    "JAX",
     "JOB_IMAGE",
+    "KUBEFLOW_V1_KINDS",
     "KUEUE_API_VERSION",
     "KWOK_JITTER_ANNOTATION",
     "KWOK_RUN_ANNOTATION",
+    "MPI",
     "MULTIKUEUE_CONTROLLER",
     "MULTIKUEUE_ORIGIN_LABEL",
+    "PADDLE",
     "POD_IMAGE",
     "PREBUILT_WORKLOAD_LABEL",
     "PRIORITY_CLASS_LABEL",
+    "PYTORCH",
     "QUEUE_LABEL",
+    "TENSORFLOW",
+    "XGBOOST",
     "AdmissionCheck",
     "ClusterQueue",
     "ClusterTrainingRuntime",
@@ -73,6 +92,8 @@ __all__ = [
     "Job",
     "JobSet",
     "Json",
+    "KubeflowJob",
+    "KubeflowKind",
     "LocalQueue",
     "MultiKueueCluster",
     "MultiKueueConfig",
@@ -89,6 +110,7 @@ __all__ = [
     "WorkloadPriorityClass",
     "kwok_job",
     "kwok_jobset",
+    "kwok_kubeflow_job",
     "kwok_rayjob",
     "kwok_training_runtime",
     "kwok_trainjob",

@@ -40,6 +40,21 @@ KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 FIXTURE_NAME = "multikueue_fleet"
+FRAMEWORKS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/jaxjob",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "trainer.kubeflow.org/trainjob",
+)
+"""The shared hub's `integrations.frameworks`: every kind whose operator the fleet runs."""
 
 __all__ = [
     "ClusterView",
@@ -75,16 +90,7 @@ class MultiKueueSession:
                 name=name,
                 hub_configuration={
                     # Every kind whose operator the fleet runs on every cluster.
-                    "integrations": {
-                        "frameworks": [
-                            "batch/job",
-                            "jobset.x-k8s.io/jobset",
-                            "ray.io/rayjob",
-                            "ray.io/raycluster",
-                            "ray.io/rayservice",
-                            "trainer.kubeflow.org/trainjob",
-                        ]
-                    },
+                    "integrations": {"frameworks": list(FRAMEWORKS)},
                     "multiKueue": {
                         "gcInterval": "5s",
                         # A nominee that cannot admit is given up on sooner than in

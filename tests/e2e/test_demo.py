@@ -66,7 +66,9 @@ def _processes_mentioning(marker: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok", "helm", "jobset"])
+    missing = missing_binaries(
+        ["kubernetes", "etcd", "kwok", "helm", "jobset", "training-operator", "mpi-operator"]
+    )
     if missing:
         pytest.fail(f"tools not built ({', '.join(missing)}); run `make tools`", pytrace=False)
     workdir = tmp_path_factory.mktemp("demo")
@@ -114,7 +116,14 @@ def test_the_demo_spreads_gpu_and_cpu_jobs_and_a_jobset_over_both_workers_and_al
         assert all(node.startswith(f"{job['worker']}/{job['worker']}-") for node in job["nodes"])
         assert job["queuedSeconds"] is not None and job["ranSeconds"] > 0, job
     assert {job["worker"] for job in jobs} == WORKERS
-    assert {job["apiKind"] for job in jobs} == {"Job", "JobSet"}
+    assert {job["apiKind"] for job in jobs} == {"Job", "JobSet", "PyTorchJob"}
+
+    (pytorchjob,) = [job for job in jobs if job["apiKind"] == "PyTorchJob"]
+    assert (pytorchjob["namespace"], pytorchjob["name"]) == ("team-b", "llm-finetune-pt")
+    assert pytorchjob["asks"] == "1 CPU + 4x4 GPU"
+    # Master and workers all on the one worker the Workload was placed on.
+    assert {node.split("/", 1)[0] for node in pytorchjob["nodes"]} == {pytorchjob["worker"]}
+    assert len(pytorchjob["nodes"]) > 1, pytorchjob
 
     (jobset,) = [job for job in jobs if job["apiKind"] == "JobSet"]
     assert (jobset["namespace"], jobset["name"]) == ("team-a", "llm-pretrain-js")

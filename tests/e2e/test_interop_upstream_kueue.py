@@ -84,7 +84,9 @@ def _remove_fleets_of_dead_sessions() -> None:
 
 @pytest.fixture(scope="module")
 def interop_fleet() -> Iterator[RunningFleet]:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok", "kueue", "jobset"])
+    missing = missing_binaries(
+        ["kubernetes", "etcd", "kwok", "kueue", "jobset", "training-operator"]
+    )
     if missing:
         message = "tools not built (" + ", ".join(missing) + "); run `make fleet-tools`"
         if os.environ.get("CI"):
@@ -237,7 +239,7 @@ def _run_a_job_through(
 
 # -- JobSet, both ways --------------------------------------------------------------------
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
-FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob")
 
 
 def _manager_jobset(setup: QueueSetup, name: str) -> dict[str, Any]:
@@ -304,19 +306,91 @@ def _run_a_jobset_through(
     return finished
 
 
+# -- PyTorchJob, fleetq's hub to upstream's worker ---------------------------------------
+PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
+
+
+def _manager_pytorchjob(setup: QueueSetup, name: str) -> dict[str, Any]:
+    """A PyTorchJob for the manager (a master and two workers, small CPU pods), suspended
+    and marked for MultiKueue in its runPolicy as fleetq's webhook would have made it."""
+    job = setup.job(name, annotations={RUN_DURATION_ANNOTATION: "3s"})
+    template = job["spec"]["template"]
+    template["spec"]["containers"][0]["name"] = "pytorch"  # what the operator wants
+
+    def replica(replicas: int) -> dict[str, Any]:
+        return {"replicas": replicas, "restartPolicy": "Never", "template": template}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": dict(job["metadata"]),
+        "spec": {
+            "runPolicy": {"suspend": True, "managedBy": job["spec"]["managedBy"]},
+            "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(2)},
+        },
+    }
+
+
+def _pytorchjob(cluster: Cluster, name: str) -> dict[str, Any] | None:
+    group, version, plural = PYTORCHJOB
+    try:
+        found: dict[str, Any] = cluster.custom.get_namespaced_custom_object(
+            group, version, cluster.namespace, plural, name
+        )
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return found
+
+
+def _run_a_pytorchjob_through(
+    setup: QueueSetup, manager: Cluster, worker: Cluster, worker_name: str
+) -> dict[str, Any]:
+    """Submit one PyTorchJob on the manager; follow it to the worker and back; return the
+    manager's finished Workload."""
+    group, version, plural = PYTORCHJOB
+    body = _manager_pytorchjob(setup, "interop-pt")
+    manager.custom.create_namespaced_custom_object(group, version, setup.namespace, plural, body)
+    remote = _until(lambda: _pytorchjob(worker, "interop-pt"), "the PyTorchJob on the worker")
+    assert remote["metadata"]["labels"].get(ORIGIN_LABEL), remote["metadata"]["labels"]
+    assert not remote["spec"]["runPolicy"].get("managedBy"), "left to the worker's Kueue"
+    remote_workload = _until(
+        lambda: (w := _only_workload(worker)) and _condition(w, "Admitted") and w,
+        "the remote PyTorchJob's Workload admitted by upstream Kueue",
+    )
+    pod_sets = [(p["name"], p["count"]) for p in remote_workload["spec"]["podSets"]]
+    assert pod_sets == [("master", 1), ("worker", 2)]
+    finished = _until(
+        lambda: _finished_workload(manager), "the manager's Workload Finished", timeout=150
+    )
+    assert (finished.get("status") or {}).get("clusterName") == setup.cluster_name(worker_name)
+    assert _condition(finished, "Finished")["reason"] == "Succeeded"  # type: ignore[index]
+    _until(
+        lambda: (j := _pytorchjob(manager, "interop-pt")) and _condition(j, "Succeeded") and j,
+        "the worker's PyTorchJob status copied to the manager's",
+    )
+    return finished
+
+
 def _run_through(
     kind: str, setup: QueueSetup, manager: Cluster, worker: Cluster, worker_name: str
 ) -> dict[str, Any]:
     """Run one job of `kind` through; the manager's finished Workload."""
+    if kind == "pytorchjob":
+        return _run_a_pytorchjob_through(setup, manager, worker, worker_name)
     if kind == "jobset":
         return _run_a_jobset_through(setup, manager, worker, worker_name)
     return _run_a_job_through(setup, manager, worker, worker_name)[0]
 
 
 KINDS = pytest.mark.parametrize("kind", ["job", "jobset"])
+TO_UPSTREAM_KINDS = pytest.mark.parametrize("kind", ["job", "jobset", "pytorchjob"])
+"""The hub to an upstream worker also carries a Kubeflow PyTorchJob (the training operator
+runs on every cluster of this fleet)."""
 
 
-@KINDS
+@TO_UPSTREAM_KINDS
 def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
     interop_fleet: RunningFleet, tmp_path: Path, kind: str
 ) -> None:
@@ -355,6 +429,10 @@ def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
         assert finished["status"]["admissionChecks"][0]["state"] == "Ready"
         if kind == "jobset":
             _until(lambda: _jobset(worker, "interop-js") is None, "the remote JobSet removed")
+        if kind == "pytorchjob":
+            _until(
+                lambda: _pytorchjob(worker, "interop-pt") is None, "the remote PyTorchJob removed"
+            )
         assert kueue.running(), "upstream Kueue on the worker must still be up"
     finally:
         if hub is not None:

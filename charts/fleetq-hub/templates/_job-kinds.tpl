@@ -72,6 +72,66 @@
   - apiGroups: ["jobset.x-k8s.io"]
     resources: ["jobsets"]
     verbs: ["get", "list", "watch"]
+  # kubeflow.org/pytorchjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["pytorchjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["pytorchjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["pytorchjobs/finalizers"]
+    verbs: ["update"]
+  # kubeflow.org/tfjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["tfjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["tfjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["tfjobs/finalizers"]
+    verbs: ["update"]
+  # kubeflow.org/xgboostjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["xgboostjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["xgboostjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["xgboostjobs/finalizers"]
+    verbs: ["update"]
+  # kubeflow.org/paddlejob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["paddlejobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["paddlejobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["paddlejobs/finalizers"]
+    verbs: ["update"]
+  # kubeflow.org/jaxjob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["jaxjobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["jaxjobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["jaxjobs/finalizers"]
+    verbs: ["update"]
+  # kubeflow.org/mpijob: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["kubeflow.org"]
+    resources: ["mpijobs"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["mpijobs/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["kubeflow.org"]
+    resources: ["mpijobs/finalizers"]
+    verbs: ["update"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -183,6 +243,114 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "kubeflow.org/pytorchjob" .Values.configuration.integrations.frameworks }}
+- name: mpytorchjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v1-pytorchjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pytorchjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/tfjob" .Values.configuration.integrations.frameworks }}
+- name: mtfjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v1-tfjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["tfjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/xgboostjob" .Values.configuration.integrations.frameworks }}
+- name: mxgboostjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v1-xgboostjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["xgboostjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/paddlejob" .Values.configuration.integrations.frameworks }}
+- name: mpaddlejob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v1-paddlejob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["paddlejobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/jaxjob" .Values.configuration.integrations.frameworks }}
+- name: mjaxjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v1-jaxjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["jaxjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/mpijob" .Values.configuration.integrations.frameworks }}
+- name: mmpijob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-kubeflow-org-v2beta1-mpijob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v2beta1"]
+      operations: ["CREATE"]
+      resources: ["mpijobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -285,6 +453,114 @@
       apiVersions: ["v1alpha1"]
       operations: ["CREATE", "UPDATE"]
       resources: ["trainjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/pytorchjob" .Values.configuration.integrations.frameworks }}
+- name: vpytorchjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v1-pytorchjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["pytorchjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/tfjob" .Values.configuration.integrations.frameworks }}
+- name: vtfjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v1-tfjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["tfjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/xgboostjob" .Values.configuration.integrations.frameworks }}
+- name: vxgboostjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v1-xgboostjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["xgboostjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/paddlejob" .Values.configuration.integrations.frameworks }}
+- name: vpaddlejob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v1-paddlejob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["paddlejobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/jaxjob" .Values.configuration.integrations.frameworks }}
+- name: vjaxjob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v1-jaxjob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["jaxjobs"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "kubeflow.org/mpijob" .Values.configuration.integrations.frameworks }}
+- name: vmpijob.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-kubeflow-org-v2beta1-mpijob") | nindent 4 }}
+  rules:
+    - apiGroups: ["kubeflow.org"]
+      apiVersions: ["v2beta1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["mpijobs"]
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}

@@ -68,6 +68,18 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("ray.io", "rayservices/status"): full,
         ("trainer.kubeflow.org", "trainjobs"): full,
         ("trainer.kubeflow.org", "trainjobs/status"): full,
+        **{
+            ("kubeflow.org", resource): full
+            for plural in (
+                "pytorchjobs",
+                "tfjobs",
+                "xgboostjobs",
+                "paddlejobs",
+                "jaxjobs",
+                "mpijobs",
+            )
+            for resource in (plural, f"{plural}/status")
+        },
         ("", "events"): {"create"},
         ("events.k8s.io", "events"): {"create"},
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},

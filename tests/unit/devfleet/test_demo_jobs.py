@@ -146,3 +146,28 @@ def test_the_full_mix_has_one_cpu_rayjob_labelled_for_the_demo_and_handed_to_mul
     (container,) = workers["template"]["spec"]["containers"]
     assert container["resources"]["requests"] == {"cpu": "4", "memory": "4Gi"}
     assert all(job.api is not JobApi.RAYJOB for job in job_mix(short=True))
+
+
+def test_both_mixes_hold_one_pytorchjob_of_a_master_and_four_4_gpu_workers_for_multikueue() -> None:
+    for short in (True, False):
+        (pytorchjob,) = [job for job in job_mix(short=short) if job.api is JobApi.PYTORCHJOB]
+        assert pytorchjob.key == "team-b/llm-finetune-pt"
+        assert pytorchjob.shape == "1 CPU + 4x4 GPU"
+    assert JobApi.PYTORCHJOB.kind == "PyTorchJob"
+    assert JobApi.PYTORCHJOB.pod_label == "training.kubeflow.org/job-name"
+    manifest = job_manifest(pytorchjob)
+    assert (manifest["apiVersion"], manifest["kind"]) == ("kubeflow.org/v1", "PyTorchJob")
+    assert manifest["spec"]["runPolicy"] == {
+        "suspend": True,
+        "managedBy": MULTIKUEUE_MANAGED_BY,
+    }
+    assert "suspend" not in manifest["spec"] and "managedBy" not in manifest["spec"]
+    specs = manifest["spec"]["pytorchReplicaSpecs"]
+    assert {name: spec["replicas"] for name, spec in specs.items()} == {"Master": 1, "Worker": 4}
+    (master,) = specs["Master"]["template"]["spec"]["containers"]
+    (worker,) = specs["Worker"]["template"]["spec"]["containers"]
+    assert master["name"] == worker["name"] == "pytorch"  # what the operator's webhook wants
+    assert "limits" not in master["resources"]
+    assert worker["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+    for spec in specs.values():
+        assert spec["template"]["spec"]["nodeSelector"] == {POOL_LABEL: "gpu"}

@@ -77,7 +77,7 @@ def test_unknown_and_unsupported_fields_are_reported_not_dropped() -> None:
         {
             "featureGates": {"TopologyAwareScheduling": True},
             "multiKueue": {"clusterProfile": {"credentialsProviders": []}, "origin": "hub-a"},
-            "integrations": {"frameworks": ["batch/job", "kubeflow.org/pytorchjob"]},
+            "integrations": {"frameworks": ["batch/job", "sparkoperator.k8s.io/sparkapplication"]},
             "madeUpField": 1,
         }
     )
@@ -85,7 +85,7 @@ def test_unknown_and_unsupported_fields_are_reported_not_dropped() -> None:
     assert "featureGates: not supported" in text
     assert "multiKueue.clusterProfile: not supported" in text
     assert "madeUpField: not supported" in text
-    assert "kubeflow.org/pytorchjob not supported by fleetq yet" in text
+    assert "sparkoperator.k8s.io/sparkapplication not supported by fleetq yet" in text
     assert loaded.configuration.multikueue.origin == "hub-a"
 
 
