@@ -7,10 +7,12 @@ from typing import Final
 from integrations.batch_job.kind import BATCH_JOB
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
+from integrations.pod.kind import POD
 
 REGISTRY: Final = FrameworkRegistry(
     (
         BATCH_JOB,
         JOBSET,
+        POD,
     )
 )

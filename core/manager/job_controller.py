@@ -21,6 +21,12 @@ reconciler order:
 - the job's WorkloadPriorityClass label changed: the Workload takes the new class;
 - the Workload is admitted and the job suspended: start it on the admitted flavors;
 - the job runs without admission: stop it.
+Kinds with optional capabilities (`integrations.framework.job_capabilities`) get a little
+more, and the others exactly the above: a `SkipsJobs` kind's skipped objects are left
+alone; a `HoldsJobFinalizer` kind's finalizer comes off the job once its Workload is
+Finished, once the job is being deleted (after its Workloads are finished and released),
+or when it finished without a Workload; a `StopsByDeletion` kind's job is deleted after
+its stop writes (a Pod).
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -56,7 +62,8 @@ from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
-from integrations.framework.job_kind import JobKind
+from integrations.framework.job_capabilities import job_finalizer_of, skips, stops_by_deletion
+from integrations.framework.job_kind import JobKind, JobWrite
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
 from integrations.framework.pod_set_info import InvalidPodSetInfo
@@ -199,6 +206,8 @@ class JobController:
 
     # -- reading -------------------------------------------------------------------------
     def _manages(self, job: Json) -> bool:
+        if skips(self.kind, job):
+            return False
         if self.kind.managed_by(job) not in self._kueue_managed:
             return False
         if self._child_of_queued_kind(job):
@@ -274,6 +283,7 @@ class JobController:
             for workload in mine:
                 self._finish_orphaned(workload)
                 await self.actions.release_workload(workload)
+            await self._release_job(job)
             return
         log = self.log.bind(job=key)
         prebuilt = job_metadata.prebuilt_workload_name(job)
@@ -290,7 +300,7 @@ class JobController:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
             restore = match.restore_from
-            await self.actions.stop(job, kind.plan_stop(job, restore), "No matching Workload")
+            await self._stop(job, kind.plan_stop(job, restore), "No matching Workload")
             return
         if match.to_update is not None:
             spec = rebuilt_spec(kind, job, match.to_update, self._priority_classes())
@@ -301,6 +311,8 @@ class JobController:
         if match.match is None:
             if kind.finished(job) is None and not match.to_delete:
                 await self._create(job, log)
+            elif kind.finished(job) is not None and not mine:
+                await self._release_job(job)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
 
@@ -348,11 +360,12 @@ class JobController:
         status = status_of(workload_obj)
         workload = decode(Workload, workload_obj)
         if condition_true(status, Cond.FINISHED):
+            await self._release_job(job)
             if RESOURCE_IN_USE_FINALIZER in finalizers_of(workload_obj):
                 await self.actions.release_workload(workload_obj)
             return
         if is_deleting(workload_obj):
-            await self.actions.stop(job, kind.plan_stop(job, workload), "Workload is deleted")
+            await self._stop(job, kind.plan_stop(job, workload), "Workload is deleted")
             await self.actions.release_workload(workload_obj)
             return
         finish = kind.finished(job)
@@ -365,7 +378,7 @@ class JobController:
             return
         if condition_true(status, Cond.EVICTED):
             evicted = condition_of(status, Cond.EVICTED) or {}
-            stopped = await self.actions.stop(
+            stopped = await self._stop(
                 job,
                 kind.plan_stop(job, workload),
                 str(evicted.get("message") or "Workload evicted"),
@@ -389,9 +402,20 @@ class JobController:
                 await self.actions.set_workload_queue(workload_obj, queue)
             return
         if not condition_true(status, Cond.ADMITTED):
-            await self.actions.stop(
-                job, kind.plan_stop(job, workload), "Not admitted by cluster queue"
-            )
+            await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
+
+    async def _stop(self, job: Json, writes: list[JobWrite], why: str) -> Json:
+        """Run a stop plan; a `StopsByDeletion` kind's job is then deleted."""
+        stopped = await self.actions.stop(job, writes, why)
+        if writes and stops_by_deletion(self.kind):
+            await self.actions.delete_job(stopped)
+        return stopped
+
+    async def _release_job(self, job: Json) -> None:
+        """Drop a `HoldsJobFinalizer` kind's finalizer from the job, if it has it."""
+        finalizer = job_finalizer_of(self.kind)
+        if finalizer is not None and finalizer in finalizers_of(job):
+            await self.actions.release_job(job, finalizer)
 
     async def _follow_priority_class(
         self, job: Json, workload_obj: Json, workload: Workload

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from integrations.framework.job_capabilities import is_child_of_every_kind
 from integrations.framework.job_kind import JobKind
 
 UPSTREAM_FRAMEWORKS = frozenset(
@@ -76,13 +77,22 @@ class FrameworkRegistry:
     @property
     def queued_as_a_whole(self) -> frozenset[tuple[str, str]]:
         """(API group, kind) of the kinds here whose children are kinds here too (a
-        JobSet and its Jobs): a child of one is queued with it, never on its own."""
+        JobSet and its Jobs): a child of one is queued with it, never on its own. With a
+        kind here that every kind creates (`ChildOfEveryKind`: Pods), every other kind
+        here is such an owner."""
         here = {(kind.resource.group, kind.resource.kind) for kind in self.kinds}
-        return frozenset(
+        owners = {
             (kind.resource.group, kind.resource.kind)
             for kind in self.kinds
             if any(child in here for child in kind.child_kinds)
-        )
+        }
+        if any(is_child_of_every_kind(kind) for kind in self.kinds):
+            owners |= {
+                (kind.resource.group, kind.resource.kind)
+                for kind in self.kinds
+                if not is_child_of_every_kind(kind)
+            }
+        return frozenset(owners)
 
     def get(self, framework: str) -> JobKind | None:
         return self._by_name.get(framework)

@@ -38,8 +38,10 @@ from tests.builders.pod import (
     KWOK_JITTER_ANNOTATION,
     KWOK_RUN_ANNOTATION,
     POD_IMAGE,
+    Pod,
     PodTemplate,
     PodTemplateMethods,
+    kwok_pod,
 )
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
@@ -68,6 +70,7 @@ __all__ = [
     "MultiKueueCluster",
     "MultiKueueConfig",
     "ObjectBuilder",
+    "Pod",
     "PodTemplate",
     "PodTemplateMethods",
     "ResourceFlavor",
@@ -76,6 +79,7 @@ __all__ = [
     "WorkloadPriorityClass",
     "kwok_job",
     "kwok_jobset",
+    "kwok_pod",
     "owner_reference",
     "pod_set_assignment",
 ]

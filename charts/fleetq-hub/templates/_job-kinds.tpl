@@ -20,6 +20,16 @@
   - apiGroups: ["jobset.x-k8s.io"]
     resources: ["jobsets/finalizers"]
     verbs: ["update"]
+  # pod: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch", "patch", "update", "delete"]
+  - apiGroups: [""]
+    resources: ["pods/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: [""]
+    resources: ["pods/finalizers"]
+    verbs: ["update"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -59,6 +69,24 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "pod" .Values.configuration.integrations.frameworks }}
+- name: mpod.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate--v1-pod") | nindent 4 }}
+  rules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pods"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -92,6 +120,24 @@
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "pod" .Values.configuration.integrations.frameworks }}
+- name: vpod.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate--v1-pod") | nindent 4 }}
+  rules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["pods"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
   sideEffects: None
   failurePolicy: Fail
   matchPolicy: Equivalent

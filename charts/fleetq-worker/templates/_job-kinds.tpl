@@ -20,4 +20,14 @@
   - apiGroups: ["jobset.x-k8s.io"]
     resources: ["jobsets/finalizers"]
     verbs: ["update"]
+  # pod: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch", "patch", "update", "delete"]
+  - apiGroups: [""]
+    resources: ["pods/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: [""]
+    resources: ["pods/finalizers"]
+    verbs: ["update"]
 {{- end }}

@@ -1,0 +1,111 @@
+"""Optional capabilities a job kind may have beyond `JobKind`, checked with `isinstance`.
+
+Most kinds are Job-like: a spec.suspend to flip, a template to restore, an object that
+stays. Some are not (a plain Pod cannot be suspended, only held back by a scheduling gate,
+and a stopped one is deleted), and upstream gives its GenericJob optional interfaces for
+them (JobWithSkip, JobWithFinalize, JobWithCustomStop). These are the same idea: small
+separate Protocols a kind implements only when it needs them, so no other kind changes.
+The generic machinery (`core.manager.job_controller`, the webhook configurations, the
+chart generator) asks `isinstance(kind, X)` and behaves as before when the answer is no.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, TypeVar, runtime_checkable
+
+from integrations.framework.job_metadata import Job
+
+_K = TypeVar("_K")
+
+
+@runtime_checkable
+class SkipsJobs(Protocol):
+    """Some objects of the kind are not Kueue's even with a queue name (upstream's
+    JobWithSkip): a Pod the webhook did not mark `kueue.x-k8s.io/managed=true`."""
+
+    def skip(self, job: Job) -> bool:
+        """True: the job controller leaves this object alone entirely."""
+        ...
+
+
+@runtime_checkable
+class HoldsJobFinalizer(Protocol):
+    """The kind's webhook puts a finalizer on the job itself (upstream's JobWithFinalize),
+    so its end is seen even if the object is deleted at once (a Pod)."""
+
+    @property
+    def job_finalizer(self) -> str:
+        """The finalizer the job controller removes once the job's Workload is Finished,
+        the job is being deleted (after its Workloads are finished and released), or the
+        job finished without a Workload."""
+        ...
+
+
+@runtime_checkable
+class StopsByDeletion(Protocol):
+    """A stopped job is deleted after its `plan_stop` writes (upstream's Pod Stop), for
+    kinds that cannot be suspended once they run."""
+
+    @property
+    def stops_by_deletion(self) -> bool: ...
+
+
+@runtime_checkable
+class ChildOfEveryKind(Protocol):
+    """Objects every job kind creates (Pods): one whose controller owner is another
+    enabled kind is queued with that owner (its Workload covers it), never on its own."""
+
+    @property
+    def child_of_every_kind(self) -> bool: ...
+
+
+@runtime_checkable
+class WebhooksInManagedNamespacesOnly(Protocol):
+    """The kind's webhooks are registered only for the namespaces the Configuration's
+    `managedJobsNamespaceSelector` selects (upstream's Pod webhooks, which sit in the path
+    of every pod the cluster creates), besides never in the hub's own or kube-system."""
+
+    @property
+    def webhooks_in_managed_namespaces_only(self) -> bool: ...
+
+
+def skips(kind: object, job: Job) -> bool:
+    return isinstance(kind, SkipsJobs) and kind.skip(job)
+
+
+def job_finalizer_of(kind: object) -> str | None:
+    return kind.job_finalizer if isinstance(kind, HoldsJobFinalizer) else None
+
+
+def stops_by_deletion(kind: object) -> bool:
+    return isinstance(kind, StopsByDeletion) and kind.stops_by_deletion
+
+
+def is_child_of_every_kind(kind: object) -> bool:
+    return isinstance(kind, ChildOfEveryKind) and kind.child_of_every_kind
+
+
+def webhooks_in_managed_namespaces_only(kind: object) -> bool:
+    return (
+        isinstance(kind, WebhooksInManagedNamespacesOnly)
+        and kind.webhooks_in_managed_namespaces_only
+    )
+
+
+@runtime_checkable
+class LocalOnly(Protocol):
+    """MultiKueue never dispatches the kind: the hub keeps no remote caches of it and
+    join grants the MultiKueue identity no rights on it (fleetq's plain Pods)."""
+
+    @property
+    def local_only(self) -> bool: ...
+
+
+def is_local_only(kind: object) -> bool:
+    return isinstance(kind, LocalOnly) and kind.local_only
+
+
+def dispatchable(kinds: Iterable[_K]) -> tuple[_K, ...]:
+    """The kinds MultiKueue dispatches (every kind that is not `LocalOnly`)."""
+    return tuple(kind for kind in kinds if not is_local_only(kind))
