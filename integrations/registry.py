@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from integrations.batch_job.kind import BATCH_JOB
+from integrations.deployment.kind import DEPLOYMENT
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
 from integrations.pod.kind import POD
@@ -14,5 +15,6 @@ REGISTRY: Final = FrameworkRegistry(
         BATCH_JOB,
         JOBSET,
         POD,
+        DEPLOYMENT,
     )
 )

@@ -107,5 +107,37 @@ def is_local_only(kind: object) -> bool:
 
 
 def dispatchable(kinds: Iterable[_K]) -> tuple[_K, ...]:
-    """The kinds MultiKueue dispatches (every kind that is not `LocalOnly`)."""
-    return tuple(kind for kind in kinds if not is_local_only(kind))
+    """The kinds MultiKueue dispatches (neither `LocalOnly` nor `WebhookOnly`)."""
+    return tuple(kind for kind in kinds if not is_local_only(kind) and not is_webhook_only(kind))
+
+
+@runtime_checkable
+class WebhookOnly(Protocol):
+    """Objects of the kind are never queued themselves; only its webhooks run (upstream's
+    NoopReconciler: a Deployment, whose pods are queued as plain Pods). The manager keeps
+    no cache and runs no job controller for it, and MultiKueue never dispatches it."""
+
+    @property
+    def webhook_only(self) -> bool: ...
+
+
+@runtime_checkable
+class ImpliesFrameworks(Protocol):
+    """Enabling the kind enables these frameworks too (upstream enables the `pod`
+    integration implicitly with `deployment` or `statefulset`)."""
+
+    @property
+    def implied_frameworks(self) -> tuple[str, ...]: ...
+
+
+def is_webhook_only(kind: object) -> bool:
+    return isinstance(kind, WebhookOnly) and kind.webhook_only
+
+
+def implied_frameworks(kind: object) -> tuple[str, ...]:
+    return kind.implied_frameworks if isinstance(kind, ImpliesFrameworks) else ()
+
+
+def reconciled(kinds: Iterable[_K]) -> tuple[_K, ...]:
+    """The kinds the manager caches and runs a job controller for (not `WebhookOnly`)."""
+    return tuple(kind for kind in kinds if not is_webhook_only(kind))

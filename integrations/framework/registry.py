@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from integrations.framework.job_capabilities import is_child_of_every_kind
+from integrations.framework.job_capabilities import (
+    implied_frameworks,
+    is_child_of_every_kind,
+    is_webhook_only,
+)
 from integrations.framework.job_kind import JobKind
 
 UPSTREAM_FRAMEWORKS = frozenset(
@@ -79,7 +83,7 @@ class FrameworkRegistry:
         """(API group, kind) of the kinds here whose children are kinds here too (a
         JobSet and its Jobs): a child of one is queued with it, never on its own. With a
         kind here that every kind creates (`ChildOfEveryKind`: Pods), every other kind
-        here is such an owner."""
+        here that is queued itself (not `WebhookOnly`) is such an owner."""
         here = {(kind.resource.group, kind.resource.kind) for kind in self.kinds}
         owners = {
             (kind.resource.group, kind.resource.kind)
@@ -90,7 +94,7 @@ class FrameworkRegistry:
             owners |= {
                 (kind.resource.group, kind.resource.kind)
                 for kind in self.kinds
-                if not is_child_of_every_kind(kind)
+                if not is_child_of_every_kind(kind) and not is_webhook_only(kind)
             }
         return frozenset(owners)
 
@@ -115,6 +119,10 @@ class FrameworkRegistry:
         return sorted(set(names) - set(self._by_name))
 
     def enabled(self, frameworks: Iterable[str]) -> FrameworkRegistry:
-        """The registered kinds `frameworks` names, in registry order."""
+        """The registered kinds `frameworks` names, and those they imply
+        (`ImpliesFrameworks`), in registry order."""
         wanted = set(frameworks)
+        for kind in self.kinds:
+            if kind.framework in wanted:
+                wanted.update(implied_frameworks(kind))
         return FrameworkRegistry(tuple(kind for kind in self.kinds if kind.framework in wanted))

@@ -6,21 +6,25 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from integrations.framework.job_metadata import Job, annotations_of, labels_of, spec, status
+from integrations.framework.labels import (
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+    POD_ADMISSION_GATE,
+    POD_GROUP_NAME_LABEL,
+    POD_GROUP_TOTAL_COUNT_ANNOTATION,
+    POD_SUSPENDING_PARENT_ANNOTATION,
+)
 
 POD_VERSION: Final = "v1"
 POD_KIND: Final = "Pod"
 
-ADMISSION_GATE: Final = "kueue.x-k8s.io/admission"
-"""The scheduling gate that holds a queued Pod back until its Workload is admitted."""
-MANAGED_LABEL: Final = "kueue.x-k8s.io/managed"
-"""Marks a Pod Kueue manages (value `true`); also the name of the Pod's finalizer."""
-MANAGED_VALUE: Final = "true"
+ADMISSION_GATE: Final = POD_ADMISSION_GATE
+MANAGED_VALUE: Final = MANAGED_LABEL_VALUE
 POD_FINALIZER: Final = MANAGED_LABEL
-SUSPENDED_BY_PARENT_ANNOTATION: Final = "kueue.x-k8s.io/pod-suspending-parent"
-"""Set by a parent's webhook (upstream's StatefulSet, LeaderWorkerSet): gate the Pod even
-outside the managed namespaces, and leave the finalizer to the parent's integration."""
-GROUP_NAME_LABEL: Final = "kueue.x-k8s.io/pod-group-name"
-GROUP_TOTAL_COUNT_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-total-count"
+"""The finalizer the webhook puts on a queued Pod (upstream spells it as the label)."""
+SUSPENDED_BY_PARENT_ANNOTATION: Final = POD_SUSPENDING_PARENT_ANNOTATION
+GROUP_NAME_LABEL: Final = POD_GROUP_NAME_LABEL
+GROUP_TOTAL_COUNT_ANNOTATION: Final = POD_GROUP_TOTAL_COUNT_ANNOTATION
 RETRIABLE_IN_GROUP_ANNOTATION: Final = "kueue.x-k8s.io/retriable-in-group"
 TERMINATION_TARGET_CONDITION: Final = "TerminationTarget"
 """The pod condition a stop writes before deleting the Pod, saying why it goes."""

@@ -30,6 +30,7 @@ from tests.builders.base import (
     ObjectBuilder,
     owner_reference,
 )
+from tests.builders.deployment import Deployment, kwok_inference
 from tests.builders.fleetq import WorkerCapacity
 from tests.builders.job import GPU, JOB_IMAGE, Job, kwok_job
 from tests.builders.jobset import JobSet, kwok_jobset
@@ -62,6 +63,7 @@ __all__ = [
     "AdmissionCheck",
     "ClusterQueue",
     "Cohort",
+    "Deployment",
     "FlavorQuotas",
     "Job",
     "JobSet",
@@ -77,6 +79,7 @@ __all__ = [
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",
+    "kwok_inference",
     "kwok_job",
     "kwok_jobset",
     "kwok_pod",

@@ -30,4 +30,14 @@
   - apiGroups: [""]
     resources: ["pods/finalizers"]
     verbs: ["update"]
+  # deployment: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["apps"]
+    resources: ["deployments"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["deployments/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["deployments/finalizers"]
+    verbs: ["update"]
 {{- end }}
