@@ -272,13 +272,15 @@ def test_a_gated_pod_runs_only_once_admitted_and_lands_on_the_flavors_nodes(
     namespace = pod_queue(8)
     with pods_hub.worker.api_client() as api_client:
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
-        for name in ("first", "second"):
+
+        def submit(name: str) -> None:
             pod = Pod(name).queue("team").requests({"cpu": "1", "memory": "1Gi"}).limit(GPU, "8")
             created = core.create_namespaced_pod(namespace, pod.obj())
             assert _gated(created), "the webhook gates a queued Pod at creation"
             assert MANAGED in (created.metadata.finalizers or [])
             assert created.metadata.labels[MANAGED] == "true"
 
+        submit("first")
         first = until(
             lambda: _scheduled(core, namespace, "first"),
             "the first Pod admitted, ungated and scheduled",
@@ -291,6 +293,8 @@ def test_a_gated_pod_runs_only_once_admitted_and_lands_on_the_flavors_nodes(
         assert _condition(workload, "Admitted") is not None
         assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("main", 1)]
 
+        submit("second")
+        until(lambda: _workload_of(custom, namespace, "second"), "the second Pod's Workload", 30)
         time.sleep(2)  # the second Pod has had every chance to be admitted by now
         second = _pod(core, namespace, "second")
         assert _gated(second) and not second.spec.node_name, "no quota left: it waits gated"
