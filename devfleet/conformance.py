@@ -209,7 +209,7 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
     started_fleet = False
     if fleet.record() is None or not fleet.answering():
         say(f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes)")
-        fleet.up(conformance_fleet_spec(), lite=False, progress=say, jobset=False)
+        fleet.up(conformance_fleet_spec(), lite=False, progress=say, operators=())
         started_fleet = True
     running = fleet.access()
     if running.lite:

@@ -37,10 +37,11 @@ from devfleet.demo_report import live_table, summary_document, summary_table, wo
 from devfleet.demo_watch import FleetObserver, JobRecord, JobState
 from devfleet.fleet import Fleet
 from devfleet.fleet_spec import load_fleet_spec
+from devfleet.operators.catalog import OPERATORS, tools_of
 from devfleet.toolchain import binary_path, build_tools
 
 Say = Callable[[str], None]
-DEMO_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "jobset")
+DEMO_TOOLS = ("kubernetes", "etcd", "kwok", "helm", *tools_of(OPERATORS.values()))
 POLL_SECONDS = 0.5
 SHORT_JOBS_TIMEOUT_SECONDS = 150.0
 FULL_JOBS_TIMEOUT_SECONDS = 300.0
@@ -289,7 +290,8 @@ def _print_keep_instructions(
         lines += [f"  {p.label} (pid {p.pid}): log {p.log_path}" for p in processes.all]
     lines += [
         f"  identities, Configurations, logs: {workdir}",
-        f"  JobSet controllers (one per cluster): logs under {workdir.parent / 'jobset'}",
+        f"  operators (JobSet's and the others, one per cluster): logs under "
+        f"{workdir.parent / 'operators'}",
         f"  stop everything: fleetq dev down --name {fleet.name}",
     ]
     for line in lines:

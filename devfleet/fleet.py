@@ -7,9 +7,10 @@ fleet that is still answering, and quietly clears one whose processes are gone (
 reboot, say). `down` deletes every cluster, then makes sure no process of the fleet is left
 and every port it used is closed, before removing the state directory.
 
-A full fleet also runs one JobSet controller (devfleet.jobset_controller) per cluster, the
-API-only manager included, out of cluster with its work directory under `jobset/<role>/`
-of the state directory; `down` stops them first.
+A full fleet also runs the third-party operators of `devfleet.operators.catalog` (JobSet's
+controller and the other job kinds' operators) on every cluster, out of cluster, with their
+work directories under `operators/<operator>/<role>/` of the state directory (an operator
+not meant for API-only clusters skips those); `down` stops them first.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,14 +32,11 @@ from urllib.parse import urlparse
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
-from devfleet.jobset_controller import (
-    JobSetController,
-    JobSetControllerError,
-    controller_binary,
-    stop_controllers_under,
-)
 from devfleet.kwok_stages import stage_documents
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl, KwokctlError, check_binaries
+from devfleet.operators.catalog import OPERATORS, resolve
+from devfleet.operators.process import OperatorProcess, operator_binary, stop_operators_under
+from devfleet.operators.spec import Operator, OperatorError
 from devfleet.ports import allocate_ports
 
 Progress = Callable[[str], None]
@@ -77,12 +75,13 @@ class Fleet:
         self.name = name
         self.dir = (home or fleet_home()) / "fleets" / name
         self.kwokctl = Kwokctl(self.dir / "kwok")
-        self.jobset_controllers: dict[str, JobSetController] = {}
+        self.operator_processes: dict[tuple[str, str], OperatorProcess] = {}
+        """(operator, cluster role) -> the process this Fleet object started."""
 
     @property
-    def jobset_dir(self) -> Path:
-        """Work directories (config, certificates, log, pid) of the JobSet controllers."""
-        return self.dir / "jobset"
+    def operators_dir(self) -> Path:
+        """Work directories (config, certificates, log, pid) of the operators."""
+        return self.dir / "operators"
 
     @property
     def record_path(self) -> Path:
@@ -121,19 +120,22 @@ class Fleet:
         lite: bool,
         progress: Progress = print,
         api_only: frozenset[str] = frozenset(),
-        jobset: bool | None = None,
+        operators: Sequence[str] | None = None,
     ) -> RunningFleet:
         """Start the fleet; clusters named in `api_only` run lite even in a full fleet.
 
-        `jobset` runs a JobSet controller against every cluster (default: in a full fleet).
+        `operators` (catalog names, plus what they require) run against every cluster;
+        default: every operator in a full fleet, none in a lite one.
         """
         check_binaries()
-        with_jobset = not lite if jobset is None else jobset
-        if with_jobset:
-            try:
-                controller_binary()
-            except JobSetControllerError as exc:
-                raise FleetError(str(exc)) from exc
+        if operators is None:
+            operators = () if lite else tuple(OPERATORS)
+        try:
+            wanted = resolve(operators)
+            for operator in wanted:
+                operator_binary(operator)
+        except OperatorError as exc:
+            raise FleetError(str(exc)) from exc
         if self.record() is not None:
             alive = self.answering()
             if alive:
@@ -172,7 +174,7 @@ class Fleet:
                 lite_roles=lite_roles,
                 progress=progress,
                 started=started,
-                jobset=with_jobset,
+                operators=wanted,
             )
         except BaseException:
             progress(f"fleet {self.name!r}: start failed, removing what was started")
@@ -232,7 +234,7 @@ class Fleet:
         lite_roles: set[str],
         progress: Progress,
         started: float,
-        jobset: bool = False,
+        operators: Sequence[Operator] = (),
     ) -> None:
         specs = {cluster.name: cluster for cluster in spec.clusters}
 
@@ -241,33 +243,46 @@ class Fleet:
             lite = member.name in lite_roles
             if not lite:
                 install_nodes(member, cluster_spec)
-            controller = None
-            if jobset:
-                # Started before the wait for nodes, ready (webhooks checked) after it.
-                controller = JobSetController(
-                    member.kubeconfig, self.jobset_dir / member.name, label=member.name
-                )
-                self.jobset_controllers[member.name] = controller
-                try:
-                    controller.start()
-                except JobSetControllerError as exc:
-                    raise FleetError(f"{member.name}: {exc}") from exc
+            # Started before the wait for nodes, ready (webhooks checked) after it.
+            processes = [
+                self._start_operator(operator, member)
+                for operator in operators
+                if operator.on_api_only or not lite
+            ]
             wait_ready(member, cluster_spec, lite=lite, timeout=180)
             line = f"  [{time.monotonic() - started:5.1f}s] {member.name}: ready"
-            if controller is not None:
+            for process in processes:
                 try:
-                    seconds = controller.wait_ready()
-                except JobSetControllerError as exc:
+                    seconds = process.wait_ready()
+                except OperatorError as exc:
                     raise FleetError(f"{member.name}: {exc}") from exc
-                line += (
-                    f", JobSet controller pid {controller.pid} ready in {seconds:.1f}s "
-                    f"(log {controller.log_path})"
-                )
+                line += f"\n      {process.operator.title}: pid {process.pid}, ready in "
+                line += f"{seconds:.1f}s (log {process.log_path})"
             return line
 
         with ThreadPoolExecutor(max_workers=len(fleet.all)) as pool:
             for line in pool.map(prepare, fleet.all):
                 progress(line)
+
+    def _start_operator(self, operator: Operator, member: ClusterAccess) -> OperatorProcess:
+        process = OperatorProcess(
+            operator,
+            member.kubeconfig,
+            self.operators_dir / operator.name / member.name,
+            label=member.name,
+        )
+        self.operator_processes[(operator.name, member.name)] = process
+        try:
+            return process.start()
+        except OperatorError as exc:
+            raise FleetError(f"{member.name}: {exc}") from exc
+
+    def operator(self, name: str, role: str) -> OperatorProcess:
+        """The process of operator `name` on cluster `role` that this object started."""
+        try:
+            return self.operator_processes[(name, role)]
+        except KeyError:
+            raise FleetError(f"operator {name!r} does not run on {role!r} here") from None
 
     # -- down -------------------------------------------------------------------------
     def down(self, progress: Progress = print) -> list[str]:
@@ -275,11 +290,11 @@ class Fleet:
         record = self.record()
         ports = [urlparse(s).port for s in (record.servers.values() if record else ())]
         names = list(record.clusters.values()) if record else []
-        # The JobSet controllers first: they would only log errors while clusters go away.
-        stop_controllers_under(self.jobset_dir)
-        for controller in self.jobset_controllers.values():  # reap the ones this process started
-            controller.stop(grace=1.0, unregister=False)
-        self.jobset_controllers.clear()
+        # The operators first: they would only log errors while clusters go away.
+        stop_operators_under(self.operators_dir)
+        for process in self.operator_processes.values():  # reap the ones this process started
+            process.stop(grace=1.0, unregister=False)
+        self.operator_processes.clear()
         with contextlib.suppress(KwokctlError):  # a broken work dir still gets cleaned below
             names = sorted(set(names) | set(self.kwokctl.clusters()))
         with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:

@@ -14,8 +14,10 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,7 +176,7 @@ TOOLS: tuple[GoTool, ...] = (
     GoTool(
         name="jobset",
         version=JOBSET_VERSION,
-        # The controller's main package is the module root (devfleet/jobset_controller.py).
+        # The controller's main package is the module root (devfleet/operators/jobset.py).
         packages=("sigs.k8s.io/jobset",),
         binaries=("jobset-controller",),
         checks={
@@ -330,21 +332,53 @@ def _prefixed(progress: Progress, prefix: str) -> Progress:
     return lambda line: progress(f"{prefix} {line}")
 
 
+def build_jobs() -> int:
+    """How many tools build at once: two by default. Each `go build` already compiles on
+    every core, but linking and module downloads are serial, so a second build fills the
+    gaps (FLEETQ_TOOL_JOBS overrides; 1 builds one after another)."""
+    try:
+        return max(1, int(os.environ.get("FLEETQ_TOOL_JOBS", "2")))
+    except ValueError:
+        return 2
+
+
 def build_tools(names: Sequence[str] | None = None, progress: Progress = print) -> BuildReport:
-    """Build every tool (or the named ones) that is not already current."""
+    """Build every tool (or the named ones) that is not already current, `build_jobs()`
+    at a time; the first failure is raised once the builds under way have finished."""
     report = BuildReport()
     selected = [t for t in TOOLS if (names is None and not t.on_request) or t.name in (names or ())]
     unknown = set(names or ()) - {t.name for t in TOOLS}
     if unknown:
         raise ToolBuildError(f"unknown tools: {', '.join(sorted(unknown))}")
+    pending: list[tuple[str, GoTool]] = []
     for index, go_tool in enumerate(selected, start=1):
         prefix = f"[{index}/{len(selected)}]"
         if is_current(go_tool):
             progress(f"{prefix} {go_tool.name} {go_tool.version}: already built, skipping")
             report.skipped.append(go_tool.name)
-            continue
-        progress(f"{prefix} {go_tool.name} {go_tool.version}: building (cold: minutes)")
-        seconds = build_tool(go_tool, _prefixed(progress, prefix))
-        progress(f"{prefix} {go_tool.name}: done in {seconds:.0f}s -> {go_tool.install_dir}")
-        report.built[go_tool.name] = seconds
+        else:
+            pending.append((prefix, go_tool))
+    lock = threading.Lock()
+
+    def say(line: str) -> None:
+        with lock:
+            progress(line)
+
+    def build(prefix: str, go_tool: GoTool) -> float:
+        say(f"{prefix} {go_tool.name} {go_tool.version}: building (cold: minutes)")
+        seconds = build_tool(go_tool, _prefixed(say, prefix))
+        say(f"{prefix} {go_tool.name}: done in {seconds:.0f}s -> {go_tool.install_dir}")
+        return seconds
+
+    with ThreadPoolExecutor(max_workers=build_jobs()) as pool:
+        futures = {go_tool.name: pool.submit(build, prefix, go_tool) for prefix, go_tool in pending}
+    failures = []
+    for name, future in futures.items():
+        error = future.exception()
+        if error is None:
+            report.built[name] = future.result()
+        else:
+            failures.append(error)
+    if failures:
+        raise failures[0]
     return report

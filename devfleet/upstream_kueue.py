@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -130,6 +130,11 @@ def install_crd_files(kubeconfig: Path, directory: Path, timeout: float = 120.0)
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise UpstreamKueueError(f"no CRD files (*.yaml) in {directory}")
+    return install_crd_paths(kubeconfig, files, timeout)
+
+
+def install_crd_paths(kubeconfig: Path, files: Sequence[Path], timeout: float = 120.0) -> list[str]:
+    """Server-side apply these CRD files; wait until all are Established."""
     args = ["apply", "--server-side", "--force-conflicts", "-o", "name"]
     for path in files:
         args += ["-f", str(path)]

@@ -26,6 +26,7 @@ import pytest
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_spec import load_fleet_spec
+from devfleet.operators.catalog import OPERATORS, tools_of
 from devfleet.toolchain import missing_binaries
 
 TESTS_DIR = Path(__file__).parent
@@ -51,8 +52,9 @@ def _remove_fleets_of_dead_sessions() -> None:
             Fleet(directory.name).down(progress=lambda _: None)
 
 
-def _require_tools(*, jobset: bool) -> None:
-    missing = missing_binaries(["kubernetes", "etcd", "kwok", *(["jobset"] if jobset else [])])
+def _require_tools(*, operators: bool) -> None:
+    extra = tools_of(OPERATORS.values()) if operators else []
+    missing = missing_binaries(["kubernetes", "etcd", "kwok", *extra])
     if not missing:
         return
     message = "fleet tools not built (" + ", ".join(missing) + "); run `make tools`"
@@ -68,7 +70,7 @@ def session_fleet(request: pytest.FixtureRequest) -> Iterator[RunningFleet]:
         yield Fleet(existing).access()
         return
     needs_full = any(item.get_closest_marker("e2e") for item in request.session.items)
-    _require_tools(jobset=needs_full)
+    _require_tools(operators=needs_full)
     _remove_fleets_of_dead_sessions()
     fleet = Fleet(f"test-{os.getpid()}")
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -77,14 +79,14 @@ def session_fleet(request: pytest.FixtureRequest) -> Iterator[RunningFleet]:
         # The manager stays API-only even in a full fleet: nothing runs pods there in our
         # tests (MultiKueue keeps jobs away from it), and integration tests that play the
         # job controller by writing Job status must not race a real one. A full fleet runs
-        # the JobSet controller on every cluster, the manager included (it leaves JobSets
-        # managed by MultiKueue alone there).
+        # every operator of devfleet.operators.catalog on every cluster (those meant for
+        # API-only clusters on the manager too: they leave jobs managed by MultiKueue alone).
         yield fleet.up(
             spec,
             lite=not needs_full,
             progress=_log,
             api_only=frozenset({"manager"}),
-            jobset=needs_full,
+            operators=None if needs_full else (),
         )
     finally:
         fleet.down(progress=_log)

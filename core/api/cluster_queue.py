@@ -75,6 +75,42 @@ class FlavorFungibilityPreference(enum.StrEnum):
     PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
 
 
+class MigrationMode(enum.StrEnum):
+    """Upstream's ConcurrentAdmission (an alpha feature gate, off by default): whether an
+    admitted workload keeps trying the flavors it prefers."""
+
+    TRY_PREFERRED_FLAVORS = "TryPreferredFlavors"
+    RETAIN_FIRST_ADMISSION = "RetainFirstAdmission"
+
+
+class MigrationConstraints(ApiStruct):
+    """How far a migrating workload may go down the ClusterQueue's flavor order."""
+
+    last_acceptable_flavor_name: Annotated[
+        ResourceFlavorReference | None,
+        doc("The last flavor, in the ClusterQueue's order, a workload may migrate to."),
+    ] = None
+
+
+class Migration(ApiStruct):
+    """Migration of admitted workloads between flavors (ConcurrentAdmission)."""
+
+    mode: Annotated[
+        MigrationMode, doc("TryPreferredFlavors or RetainFirstAdmission.", required=True)
+    ]
+    constraints: Annotated[
+        MigrationConstraints | None, doc("Limits on where a workload may migrate.")
+    ] = None
+
+
+class ConcurrentAdmissionPolicy(ApiStruct):
+    """Upstream v0.19's ConcurrentAdmission settings. Accepted and stored; fleetq runs as
+    upstream does with its ConcurrentAdmission gate off (the default): one Workload, one
+    flavor assignment, no variants."""
+
+    migration: Annotated[Migration, doc("Migration between flavors.", required=True)]
+
+
 class ClusterQueueConditionType(enum.StrEnum):
     """Condition types set on a ClusterQueue."""
 
@@ -284,6 +320,10 @@ class ClusterQueueSpec(ApiStruct):
     ] = None
     admission_scope: Annotated[
         AdmissionScope | None, doc("Whether admission fair sharing orders this queue.")
+    ] = None
+    concurrent_admission_policy: Annotated[
+        ConcurrentAdmissionPolicy | None,
+        doc("Upstream's ConcurrentAdmission settings (its alpha gate; stored, not acted on)."),
     ] = None
 
 

@@ -28,6 +28,14 @@ class LocationType(enum.StrEnum):
     """A file on the manager's disk."""
 
 
+class QuotaManagementMode(enum.StrEnum):
+    """Upstream v0.19's MultiKueueManagerQuotaAutomation (a feature gate, off by default):
+    whether the manager's ClusterQueue quotas follow the workers'."""
+
+    MANUAL = "Manual"
+    AUTOMATED = "Automated"
+
+
 class MultiKueueClusterConditionType(enum.StrEnum):
     """Condition types set on a MultiKueueCluster."""
 
@@ -129,6 +137,13 @@ class MultiKueueConfigSpec(ApiStruct):
             list_type="set",
         ),
     ] = []
+    quota_management: Annotated[
+        QuotaManagementMode | None,
+        doc(
+            "Manual (the default) or Automated manager quotas; fleetq keeps them manual, as "
+            "upstream does with its MultiKueueManagerQuotaAutomation gate off."
+        ),
+    ] = None
 
 
 class MultiKueueConfig(ApiStruct):

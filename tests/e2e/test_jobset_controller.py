@@ -16,8 +16,9 @@ from kubernetes import client
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.conditions import is_true
-from devfleet.jobset_controller import JOBSET_API_VERSION, JOBSET_GROUP, webhook_configuration_name
 from devfleet.kwok_stages import RUN_DURATION_ANNOTATION, RUN_JITTER_ANNOTATION
+from devfleet.operators.jobset import JOBSET, JOBSET_API_VERSION, JOBSET_GROUP
+from devfleet.operators.webhook_manifests import webhook_configuration_name
 from devfleet.polling import until
 
 NamespaceFactory = Callable[..., str]
@@ -160,10 +161,10 @@ def test_every_member_runs_the_controller_and_the_manager_leaves_multikueue_jobs
         with member.api_client() as api_client:
             admission = client.AdmissionregistrationV1Api(api_client)
             mutating = admission.read_mutating_webhook_configuration(
-                webhook_configuration_name("MutatingWebhookConfiguration")
+                webhook_configuration_name("MutatingWebhookConfiguration", JOBSET.webhook_prefix)
             )
             admission.read_validating_webhook_configuration(
-                webhook_configuration_name("ValidatingWebhookConfiguration")
+                webhook_configuration_name("ValidatingWebhookConfiguration", JOBSET.webhook_prefix)
             )
         url = mutating.webhooks[0].client_config.url
         assert url.startswith("https://127.0.0.1:"), (member.name, url)

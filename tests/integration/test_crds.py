@@ -32,7 +32,9 @@ from devfleet.cluster_access import RunningFleet
 
 pytestmark = pytest.mark.integration
 
-UPSTREAM_MODULE = "sigs.k8s.io/kueue@v0.17.0"
+UPSTREAM_VERSIONS = ("v0.17.0", "v0.19.2")
+"""Upstream releases whose schemas and examples fleetq must accept: the newest and the
+one the interop tests run."""
 NOW = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -652,13 +654,13 @@ def test_apiserver_rejects_changing_immutable_field(
     assert message in rejected.value.message, rejected.value.message
 
 
-@pytest.fixture(scope="session")
-def upstream_module_dir() -> Path:
+@pytest.fixture(scope="session", params=UPSTREAM_VERSIONS)
+def upstream_module_dir(request: pytest.FixtureRequest) -> Path:
     """Upstream Kueue's Go module, located through the Go toolchain (never copied here)."""
     go = shutil.which("go") or "/usr/local/go/bin/go"
     with tempfile.TemporaryDirectory() as scratch:
         result = subprocess.run(
-            [go, "mod", "download", "-json", UPSTREAM_MODULE],
+            [go, "mod", "download", "-json", f"sigs.k8s.io/kueue@{request.param}"],
             cwd=scratch,
             capture_output=True,
             text=True,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from core.manager.chartgen.user_roles import user_roles_template
 from core.manager.webhooks.configurations import job_rule
 from core.manager.webhooks.paths import job_mutate_path, job_validate_path
 from integrations.framework.job_capabilities import (
@@ -124,4 +125,5 @@ def generated_files(root: Path, kinds: Iterable[JobKind]) -> dict[Path, str]:
     return {
         root / "charts/fleetq-hub/templates/_job-kinds.tpl": hub_helpers(kinds),
         root / "charts/fleetq-worker/templates/_job-kinds.tpl": worker_helpers(kinds),
+        root / "charts/fleetq-hub/templates/user-roles.yaml": user_roles_template(kinds, HEADER),
     }

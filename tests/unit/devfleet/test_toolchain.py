@@ -70,3 +70,36 @@ def test_a_binary_without_the_expected_version_fails_loudly(tools_dir: Path) -> 
     fake.chmod(0o755)
     with pytest.raises(ToolBuildError, match=r"printed no '3\.6"):
         toolchain.check_version(etcd, "etcd")
+
+
+def test_tools_build_two_at_a_time_and_a_failure_surfaces_after_the_others(
+    tools_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    running, peak = 0, 0
+    lock = threading.Lock()
+
+    def fake_build(go_tool: toolchain.GoTool, progress: toolchain.Progress) -> float:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.2)
+        with lock:
+            running -= 1
+        if go_tool.name == "etcd":
+            raise ToolBuildError("etcd: go build failed")
+        return 1.0
+
+    monkeypatch.setattr(toolchain, "build_tool", fake_build)
+    monkeypatch.delenv("FLEETQ_TOOL_JOBS", raising=False)
+    with pytest.raises(ToolBuildError, match="etcd: go build failed"):
+        build_tools(["etcd", "kwok", "helm"], progress=lambda _: None)
+    assert peak == 2
+
+    monkeypatch.setenv("FLEETQ_TOOL_JOBS", "1")
+    peak = 0
+    report = build_tools(["kwok", "helm"], progress=lambda _: None)
+    assert peak == 1 and report.built == {"kwok": 1.0, "helm": 1.0}
