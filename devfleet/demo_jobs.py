@@ -8,8 +8,15 @@ the high-priority one ahead of an older low-priority one. One of them is a JobSe
 driver and 4 GPU workers, one Workload on the manager, placed whole on one worker, where
 its worker pods spread over the GPU nodes.
 
+Beside the batch jobs runs one small inference Deployment (`embed-server`, 2 replicas of
+2 CPUs), created on worker-2 itself: MultiKueue does not dispatch plain Pods, so its
+replicas are queued by worker-2's agent, each its own Workload, within worker-2's quota
+(the `pod` and `deployment` frameworks, docs/pods.md). It serves until the demo ends.
+
 Jobs and JobSets are created as the hub's webhook would leave them (suspended, `managedBy`
-MultiKueue): the demo runs the hub without webhooks (see devfleet/chart_install.py for why).
+MultiKueue), the Deployment as the Pod and Deployment webhooks would (its pod template
+gated and marked managed): the demo runs the hub and the agents without webhooks (see
+devfleet/chart_install.py for why).
 """
 
 from __future__ import annotations
@@ -32,6 +39,11 @@ JOB_NAME_LABEL = "job-name"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
+APP_LABEL = "app"
+"""Names a demo Deployment on its pods."""
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+SUSPENDING_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
 
 
 class JobKind(StrEnum):
@@ -42,19 +54,24 @@ class JobKind(StrEnum):
 
 
 class JobApi(StrEnum):
-    """The object a demo job is: a batch/v1 Job or a JobSet."""
+    """The object a demo job is: a batch/v1 Job, a JobSet or a serving Deployment."""
 
     JOB = "job"
     JOBSET = "jobset"
+    DEPLOYMENT = "deployment"
 
     @property
     def kind(self) -> str:
-        return "JobSet" if self is JobApi.JOBSET else "Job"
+        return {JobApi.JOB: "Job", JobApi.JOBSET: "JobSet", JobApi.DEPLOYMENT: "Deployment"}[self]
 
     @property
     def pod_label(self) -> str:
         """The label naming the object on its pods (a JobSet's pods carry both)."""
-        return JOBSET_NAME_LABEL if self is JobApi.JOBSET else JOB_NAME_LABEL
+        return {
+            JobApi.JOB: JOB_NAME_LABEL,
+            JobApi.JOBSET: JOBSET_NAME_LABEL,
+            JobApi.DEPLOYMENT: APP_LABEL,
+        }[self]
 
 
 PRIORITIES: dict[str, int] = {"high": 1000, "normal": 500, "low": 100}
@@ -78,6 +95,13 @@ class DemoJob:
     api: JobApi = JobApi.JOB
     drivers: int = 0
     """A JobSet's driver pods (1 CPU, no GPU each), besides its workers."""
+    cluster: str | None = None
+    """Where it is created: a worker (queued there by its agent); None: the manager."""
+
+    @property
+    def serving(self) -> bool:
+        """A Deployment: it never finishes; done for the demo once every replica runs."""
+        return self.api is JobApi.DEPLOYMENT
 
     @property
     def key(self) -> str:
@@ -109,7 +133,7 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         drivers = 1 if api is JobApi.JOBSET else 0
         return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
-    first_wave = (
+    first_wave: tuple[DemoJob, ...] = (
         # 32 GPUs: all of worker-1's H100s.
         job("pretrain-llm", "team-a", JobKind.GPU, 4, 8, "normal", 30, 0),
         # More than 32 CPUs: worker-1 keeps its CPUs for GPU jobs, so only worker-2 fits.
@@ -123,6 +147,24 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         # worker once GPUs free up; 16 GPUs on nodes of 8, so its workers spread over nodes.
         job("llm-pretrain-js", "team-a", JobKind.GPU, 4, 4, "normal", 15, 9, JobApi.JOBSET),
     )
+    first_wave = (
+        *first_wave[:2],
+        # Inference beside the batch work: 2 replicas of 2 CPUs on worker-2's CPU nodes,
+        # each replica a Pod queued (gated, then admitted) by worker-2's agent.
+        DemoJob(
+            "embed-server",
+            "team-a",
+            JobKind.CPU,
+            2,
+            2,
+            "normal",
+            0.0,
+            2,
+            JobApi.DEPLOYMENT,
+            cluster="worker-2",
+        ),
+        *first_wave[2:],
+    )
     if short:
         return first_wave
     return (
@@ -133,9 +175,50 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
     )
 
 
+def deployment_manifest(job: DemoJob) -> dict[str, Any]:
+    """The Deployment for `job` as the Deployment and Pod webhooks would leave it: its pod
+    template carries the queue and priority labels, `kueue.x-k8s.io/managed=true`, the
+    pod-suspending-parent annotation and the admission scheduling gate."""
+    labels = {QUEUE_LABEL: LOCAL_QUEUE, PRIORITY_CLASS_LABEL: job.priority}
+    pod_labels = {APP_LABEL: job.name, MANAGED_LABEL: "true", **labels}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": job.name,
+            "namespace": job.namespace,
+            "labels": {**labels, DEMO_LABEL: "true"},
+        },
+        "spec": {
+            "replicas": job.pods,
+            "selector": {"matchLabels": {APP_LABEL: job.name}},
+            "template": {
+                "metadata": {
+                    "labels": pod_labels,
+                    "annotations": {SUSPENDING_PARENT_ANNOTATION: "deployment"},
+                },
+                "spec": {
+                    "schedulingGates": [{"name": ADMISSION_GATE}],
+                    "nodeSelector": {POOL_LABEL: job.kind.value},
+                    "containers": [
+                        {
+                            "name": "server",
+                            "image": "registry.invalid/embed-server",
+                            "resources": {"requests": {"cpu": str(job.per_pod), "memory": "2Gi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
 def job_manifest(job: DemoJob) -> dict[str, Any]:
-    """The batch/v1 Job or the JobSet for `job`, labelled for its LocalQueue and priority
-    class. A JobSet's driver runs in its workers' node pool (worker-1 has no CPU pool)."""
+    """The batch/v1 Job, the JobSet or the Deployment for `job`, labelled for its
+    LocalQueue and priority class. A JobSet's driver runs in its workers' node pool
+    (worker-1 has no CPU pool)."""
+    if job.api is JobApi.DEPLOYMENT:
+        return deployment_manifest(job)
     gpus = job.per_pod if job.kind is JobKind.GPU else 0
     selector = {POOL_LABEL: job.kind.value}
     if job.api is JobApi.JOBSET:
@@ -179,7 +262,9 @@ def submit_job(api_client: Any, job: DemoJob) -> None:
     from kubernetes import client
 
     manifest = job_manifest(job)
-    if job.api is JobApi.JOBSET:
+    if job.api is JobApi.DEPLOYMENT:
+        client.AppsV1Api(api_client).create_namespaced_deployment(job.namespace, manifest)
+    elif job.api is JobApi.JOBSET:
         custom = client.CustomObjectsApi(api_client)
         custom.create_namespaced_custom_object(*JOBSET[:2], job.namespace, JOBSET[2], manifest)
     else:

@@ -126,3 +126,33 @@ def test_submit_creates_a_jobset_as_a_custom_object_and_a_job_through_batch(
     assert custom == "custom" and args[:4] == ("jobset.x-k8s.io", "v1alpha2", "team-a", "jobsets")
     assert args[4]["kind"] == "JobSet"
     assert batch == "batch" and batch_args[0] == "team-a" and batch_args[1]["kind"] == "Job"
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_both_mixes_serve_one_small_inference_deployment_on_worker_2(short: bool) -> None:
+    (serving,) = [job for job in job_mix(short=short) if job.serving]
+    assert (serving.key, serving.api, serving.cluster) == (
+        "team-a/embed-server",
+        JobApi.DEPLOYMENT,
+        "worker-2",
+    )
+    assert (serving.kind, serving.pods, serving.per_pod) == (JobKind.CPU, 2, 2)
+    assert JobApi.DEPLOYMENT.kind == "Deployment" and JobApi.DEPLOYMENT.pod_label == "app"
+
+
+def test_the_deployment_manifest_is_as_the_pod_and_deployment_webhooks_leave_it() -> None:
+    (serving,) = [job for job in job_mix(short=True) if job.serving]
+    manifest = job_manifest(serving)
+    assert (manifest["apiVersion"], manifest["kind"]) == ("apps/v1", "Deployment")
+    assert manifest["spec"]["replicas"] == 2
+    template = manifest["spec"]["template"]
+    labels = template["metadata"]["labels"]
+    assert labels[QUEUE_LABEL] == "user-queue" and labels["kueue.x-k8s.io/managed"] == "true"
+    assert labels["app"] == "embed-server"
+    assert template["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/pod-suspending-parent": "deployment"
+    }
+    assert template["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert template["spec"]["nodeSelector"] == {POOL_LABEL: "cpu"}
+    (container,) = template["spec"]["containers"]
+    assert container["resources"]["requests"]["cpu"] == "2"
