@@ -26,7 +26,9 @@ more, and the others exactly the above: a `SkipsJobs` kind's skipped objects are
 alone; a `HoldsJobFinalizer` kind's finalizer comes off the job once its Workload is
 Finished, once the job is being deleted (after its Workloads are finished and released),
 or when it finished without a Workload; a `StopsByDeletion` kind's job is deleted after
-its stop writes (a Pod).
+its stop writes (a Pod); a `ComposedJobs` kind's objects that belong to a composed job (a
+pod group) are reconciled together under the key `<namespace>/<name>#composed`: the kind
+composes them into one job, and every write it plans is made member by member.
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -62,7 +64,13 @@ from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
-from integrations.framework.job_capabilities import job_finalizer_of, skips, stops_by_deletion
+from integrations.framework.job_capabilities import (
+    IncompleteJob,
+    composed,
+    job_finalizer_of,
+    skips,
+    stops_by_deletion,
+)
 from integrations.framework.job_kind import JobKind, JobWrite
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
@@ -82,6 +90,9 @@ from integrations.framework.workload_matching import (
 Store = ObjectStore[dict[str, Any]]
 
 JOB_BY_PREBUILT_WORKLOAD = "prebuiltWorkload"
+JOB_BY_COMPOSED_NAME = "composedJob"
+COMPOSED_KEY_SUFFIX = "#composed"
+"""Marks a composed job's queue key (never part of an object name)."""
 DEFAULT_WORKERS = 16
 """Jobs reconciled at the same time. A reconcile mostly waits on one write (the Workload's
 create, the job's start): at 4, Jobs arriving at 50/s waited seconds for their Workload."""
@@ -92,12 +103,38 @@ def owner_index_name(kind: JobKind) -> str:
     return f"owner:{kind.framework}"
 
 
+def composed_key(namespace: str, name: str) -> str:
+    """The queue key of the composed job `name` (a pod group) in `namespace`."""
+    return make_key(namespace, name) + COMPOSED_KEY_SUFFIX
+
+
+def job_key(kind: JobKind, obj: Json) -> str:
+    """The key an object of `kind` is reconciled under: its composed job's, or its own."""
+    parts = composed(kind)
+    name = parts.composed_name(obj) if parts is not None else None
+    return composed_key(namespace_of(obj), name) if name else object_key(obj)
+
+
+def job_composed_index(kind: JobKind) -> Callable[[Json], Iterable[str]]:
+    """Index objects of a `ComposedJobs` kind by their composed job's key."""
+
+    def index(obj: Json) -> Iterable[str]:
+        key = job_key(kind, obj)
+        return (key,) if key.endswith(COMPOSED_KEY_SUFFIX) else ()
+
+    return index
+
+
 def workload_owner_index(kind: JobKind) -> Callable[[Json], Iterable[str]]:
-    """Index Workloads by the `namespace/name` of the job of `kind` controlling them."""
+    """Index Workloads by the `namespace/name` of the job of `kind` controlling them (the
+    composed key for a composed job's Workload)."""
     api_version, kind_name = kind.resource.gvk
+    parts = composed(kind)
 
     def index(obj: Json) -> Iterable[str]:
         namespace = namespace_of(obj)
+        if parts is not None and (name := parts.composed_name_of_workload(obj)):
+            return (composed_key(namespace, name),)
         for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
             if (
                 owner.get("controller") is True
@@ -169,7 +206,7 @@ class JobController:
     # -- triggers ------------------------------------------------------------------------
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:
         def enqueue(obj: Json) -> None:
-            self.queue.add(object_key(obj))
+            self.queue.add(job_key(self.kind, obj))
 
         return EventHandlers(
             on_add=enqueue, on_update=lambda _old, new: enqueue(new), on_delete=enqueue
@@ -190,7 +227,7 @@ class JobController:
             self.queue.add(object_key(job))
 
     async def run(self, workers: int = DEFAULT_WORKERS) -> None:
-        known = self.jobs.keys()
+        known = {job_key(self.kind, obj) for obj in self.jobs}
         for key in known:
             self.queue.add(key)
         await self.queue.run_workers(self._reconcile_or_retry, workers)
@@ -265,18 +302,40 @@ class JobController:
         )
 
     # -- reconcile -----------------------------------------------------------------------
-    async def reconcile(self, key: str) -> None:
+    def _job(self, key: str) -> Json | None:
+        """The job under `key`: a cached object, or the composed job of its members."""
+        parts = composed(self.kind)
+        if parts is None:
+            return self.jobs.get(key)
+        if key.endswith(COMPOSED_KEY_SUFFIX):
+            members = self.jobs.by_index(JOB_BY_COMPOSED_NAME, key)
+            namespace, _, name = key.removesuffix(COMPOSED_KEY_SUFFIX).partition("/")
+            return parts.compose(namespace, name, members) if members else None
         job = self.jobs.get(key)
+        if job is not None and parts.composed_name(job):
+            return None  # reconciled under its composed job's key
+        return job
+
+    async def reconcile(self, key: str) -> None:
+        job = self._job(key)
         owned = self._owned(key)
         if job is None:
-            for workload in owned:
-                await self.actions.delete_workload(None, workload)
+            if self.jobs.get(key) is None:
+                for workload in owned:
+                    await self.actions.delete_workload(None, workload)
             return
         if not self._manages(job):
             return
+        try:
+            await self._reconcile(key, job, owned)
+        except IncompleteJob:
+            self.log.debug("job.incomplete", job=key)  # the next member's event comes back
+
+    async def _reconcile(self, key: str, job: Json, owned: list[Json]) -> None:
+        is_composed = key.endswith(COMPOSED_KEY_SUFFIX)
         job_uid = uid_of(job)
-        mine = [w for w in owned if _controller_uid(w) == job_uid]
-        strays = [w for w in owned if _controller_uid(w) != job_uid]
+        mine = [w for w in owned if is_composed or _controller_uid(w) == job_uid]
+        strays = [w for w in owned if not is_composed and _controller_uid(w) != job_uid]
         for workload in strays:  # left by an earlier Job of the same name
             await self.actions.delete_workload(None, workload)
         if is_deleting(job):
@@ -286,7 +345,7 @@ class JobController:
             await self._release_job(job)
             return
         log = self.log.bind(job=key)
-        prebuilt = job_metadata.prebuilt_workload_name(job)
+        prebuilt = None if is_composed else job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
             workload_obj = await self._prebuilt(job, prebuilt)
             if workload_obj is not None:
@@ -295,7 +354,9 @@ class JobController:
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
         kind = self.kind
-        match = match_workloads(kind, job, decoded, self._flavors(decoded))
+        match = match_workloads(
+            kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
+        )
         for unmatched in match.to_delete:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
@@ -337,6 +398,9 @@ class JobController:
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
+        parts = composed(self.kind)
+        if parts is not None and parts.members_of(job):
+            workload = parts.composed_workload(workload, job)
         log.info("job.create_workload", workload=workload.metadata.name)
         await self.actions.create_workload(job, workload)
 
@@ -404,18 +468,44 @@ class JobController:
         if not condition_true(status, Cond.ADMITTED):
             await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
 
+    def _objects(self, job: Json, after: Json) -> list[tuple[Json, Json]]:
+        """(object before, object after) for each object a write to `job` touches: the job
+        itself, or each member of a composed job."""
+        parts = composed(self.kind)
+        if parts is None or not parts.members_of(job):
+            return [(job, after)]
+        return list(zip(parts.members_of(job), parts.members_of(after), strict=True))
+
     async def _stop(self, job: Json, writes: list[JobWrite], why: str) -> Json:
-        """Run a stop plan; a `StopsByDeletion` kind's job is then deleted."""
+        """Run a stop plan; a `StopsByDeletion` kind's job is then deleted. A composed
+        job's plan is run member by member (and returns the job as it was planned)."""
+        parts = composed(self.kind)
+        if parts is not None and parts.members_of(job):
+            for write in writes:
+                for before, after in self._objects(job, write.job):
+                    ops = diff(before, after)
+                    if ops:
+                        member = JobWrite(write.subresource, ops, dict(after))
+                        stopped = await self.actions.stop(before, [member], why)
+                        if stops_by_deletion(self.kind):
+                            await self.actions.delete_job(stopped)
+            return job
         stopped = await self.actions.stop(job, writes, why)
         if writes and stops_by_deletion(self.kind):
             await self.actions.delete_job(stopped)
         return stopped
 
     async def _release_job(self, job: Json) -> None:
-        """Drop a `HoldsJobFinalizer` kind's finalizer from the job, if it has it."""
+        """Drop a `HoldsJobFinalizer` kind's finalizer from the job (from every member of a
+        composed job), where it is still there."""
         finalizer = job_finalizer_of(self.kind)
-        if finalizer is not None and finalizer in finalizers_of(job):
-            await self.actions.release_job(job, finalizer)
+        if finalizer is None:
+            return
+        parts = composed(self.kind)
+        objects = parts.members_of(job) if parts is not None else []
+        for obj in objects or [dict(job)]:
+            if finalizer in finalizers_of(obj):
+                await self.actions.release_job(obj, finalizer)
 
     async def _follow_priority_class(
         self, job: Json, workload_obj: Json, workload: Workload
@@ -464,12 +554,13 @@ class JobController:
                 reason=WorkloadReason.FAILED_TO_START,
             )
             return
-        ops = diff(job, started)
-        if ops:
-            admission = workload.status.admission
-            cluster_queue = admission.cluster_queue if admission is not None else ""
-            log.info("job.start", workload=key, cluster_queue=cluster_queue)
-            await self.actions.start(job, ops, cluster_queue)
+        admission = workload.status.admission
+        cluster_queue = admission.cluster_queue if admission is not None else ""
+        for before, after in self._objects(job, started):
+            ops = diff(before, after)
+            if ops:
+                log.info("job.start", workload=key, cluster_queue=cluster_queue)
+                await self.actions.start(before, ops, cluster_queue)
 
 
 def _controller_uid(workload: Json) -> str:

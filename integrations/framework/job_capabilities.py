@@ -11,9 +11,10 @@ chart generator) asks `isinstance(kind, X)` and behaves as before when the answe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol, TypeVar, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from core.api.workload import Workload
 from integrations.framework.job_metadata import Job
 
 _K = TypeVar("_K")
@@ -141,3 +142,44 @@ def implied_frameworks(kind: object) -> tuple[str, ...]:
 def reconciled(kinds: Iterable[_K]) -> tuple[_K, ...]:
     """The kinds the manager caches and runs a job controller for (not `WebhookOnly`)."""
     return tuple(kind for kind in kinds if not is_webhook_only(kind))
+
+
+class IncompleteJob(Exception):
+    """A composed job is not whole yet (a pod group with fewer Pods than its total count):
+    no Workload is built for it until it is; the next member's arrival tries again."""
+
+
+@runtime_checkable
+class ComposedJobs(Protocol):
+    """Some jobs of the kind span several objects (upstream's ComposableJob: a pod group).
+
+    The job controller reconciles each such set as one composed job under the key
+    `<namespace>/<name>#composed`: `compose` turns the members into one job dict that
+    every `JobKind` method takes, and each write the kind plans on the composed job is
+    made member by member (`members_of` before and after). Its Workload is built as for
+    any job and then given its name and owners by `composed_workload`."""
+
+    def composed_name(self, obj: Job) -> str | None:
+        """The composed job `obj` belongs to (a pod group's name); None: its own job."""
+        ...
+
+    def compose(self, namespace: str, name: str, members: Sequence[Job]) -> dict[str, Any]:
+        """The one job standing for `members` (never empty)."""
+        ...
+
+    def members_of(self, composed: Job) -> list[dict[str, Any]]:
+        """The member objects a composed job holds, in a stable order."""
+        ...
+
+    def composed_workload(self, workload: Workload, composed: Job) -> Workload:
+        """The Workload `build_workload` made for `composed`, named and owned as upstream
+        names and owns a composed job's Workload (every member an owner)."""
+        ...
+
+    def composed_name_of_workload(self, workload: Mapping[str, Any]) -> str | None:
+        """The composed job a Workload stands for (None: not a composed job's)."""
+        ...
+
+
+def composed(kind: object) -> ComposedJobs | None:
+    return kind if isinstance(kind, ComposedJobs) else None

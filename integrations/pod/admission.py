@@ -25,6 +25,7 @@ from integrations.framework.json_patch import diff
 from integrations.framework.labels import TOPOLOGY_SCHEDULING_GATE
 from integrations.framework.pod_set_info import (
     InvalidPodSetInfo,
+    PodSetInfo,
     infos_from_admission,
     merge_into_template,
 )
@@ -43,14 +44,18 @@ def start_pod(
 
     Raises `InvalidPodSetInfo` when the admission has not exactly one pod set or it
     conflicts with the Pod, `MissingFlavor` while a flavor is not cached yet."""
-    started: dict[str, Any] = copy.deepcopy(dict(pod))
     if not fields.has_gate(pod):
-        return started
+        return copy.deepcopy(dict(pod))
     infos = infos_from_admission(workload, flavors)
     if len(infos) != 1:
         raise InvalidPodSetInfo(f"expecting 1 pod set, the admission has {len(infos)}")
-    info = infos[0]
-    merged = merge_into_template(started, info)
+    return ungated(pod, infos[0])
+
+
+def ungated(pod: Job, info: PodSetInfo) -> dict[str, Any]:
+    """The gated Pod with `info` merged in and the admission gate (and the topology gate,
+    unless `info` keeps it) removed; raises `PodSetConflict` on a clash."""
+    merged = merge_into_template(copy.deepcopy(dict(pod)), info)
     admission_gates = {str(g.get("name")) for g in info.scheduling_gates}
     drop = {fields.ADMISSION_GATE}
     if TOPOLOGY_SCHEDULING_GATE not in admission_gates:
@@ -71,8 +76,18 @@ def _terminating(pod: Job) -> bool:
 def plan_stop(pod: Job, message: str = "Stopped by Kueue") -> list[JobWrite]:
     """The status write marking a started Pod for termination (or nothing); the job
     controller deletes the Pod after it."""
-    if _terminating(pod) or is_suspended(pod):
+    if not needs_stop(pod):
         return []
+    after = marked_for_termination(pod, message)
+    return [JobWrite(JobSubresource.STATUS, diff(pod, after), after)]
+
+
+def needs_stop(pod: Job) -> bool:
+    return not _terminating(pod) and not is_suspended(pod)
+
+
+def marked_for_termination(pod: Job, message: str) -> dict[str, Any]:
+    """The Pod with the `TerminationTarget` condition saying why it goes."""
     after: dict[str, Any] = copy.deepcopy(dict(pod))
     status = after.setdefault("status", {})
     conditions = [
@@ -89,4 +104,4 @@ def plan_stop(pod: Job, message: str = "Stopped by Kueue") -> list[JobWrite]:
         }
     )
     status["conditions"] = conditions
-    return [JobWrite(JobSubresource.STATUS, diff(pod, after), after)]
+    return after

@@ -9,7 +9,8 @@ chart may be older than the Configuration):
 3. without a queue name it gets `default` when a LocalQueue of that name exists;
 4. a Pod with a queue name (or any, with manageJobsWithoutQueueName) gets the label
    `kueue.x-k8s.io/managed=true`, the finalizer `kueue.x-k8s.io/managed` and the
-   scheduling gate `kueue.x-k8s.io/admission`.
+   scheduling gate `kueue.x-k8s.io/admission`; every gated Pod gets its role hash
+   (`kueue.x-k8s.io/role-hash`), which names its pod set in a group.
 Validation: the shared job rules; a queued Pod may not name a LocalQueue that leads to
 MultiKueue (fleetq does not dispatch plain Pods); the managed label may only be `true`; a
 pod-group name and total count come together (the count a positive integer); the group name and
@@ -29,6 +30,7 @@ from integrations.framework.labels import DEFAULT_LOCAL_QUEUE_NAME, QUEUE_NAME_L
 from integrations.framework.webhook_context import WebhookContext
 from integrations.pod import pod_fields as fields
 from integrations.pod.admission import is_suspended
+from integrations.pod.role_hash import ROLE_HASH_ANNOTATION, generate_role_hash
 
 _GROUP_DETAIL = (
     f"both the '{fields.GROUP_TOTAL_COUNT_ANNOTATION}' annotation and the "
@@ -37,11 +39,17 @@ _GROUP_DETAIL = (
 
 
 def _gate(pod: dict[str, Any]) -> None:
+    """The admission gate, and the role hash upstream records on every gated Pod."""
     spec = pod.setdefault("spec", {})
     gates = list(spec.get("schedulingGates") or ())
     if not any(g.get("name") == fields.ADMISSION_GATE for g in gates):
         gates.append({"name": fields.ADMISSION_GATE})
     spec["schedulingGates"] = gates
+    meta = pod.setdefault("metadata", {})
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        ROLE_HASH_ANNOTATION: generate_role_hash(spec),
+    }
 
 
 def default_pod(pod: Job, ctx: WebhookContext) -> dict[str, Any]:

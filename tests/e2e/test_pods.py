@@ -11,6 +11,8 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
   waits gated, scaling down releases the quota;
 - a serving Deployment pod is preempted by a higher-priority Pod: deleted, its
   replacement waits gated and runs once the quota is back;
+- a pod group of 4 gets its Workload only once complete and is admitted all at once; a
+  second group that does not fit is admitted not at all until the first finishes;
 - last, the hub is killed: Pods in kube-system and in the hub's own namespace are still
   created (the Pod webhook never covers them) while one in a managed namespace is refused.
 """
@@ -406,6 +408,71 @@ def test_a_serving_pod_is_preempted_by_a_higher_priority_pod_and_its_replacement
                     custom.delete_cluster_custom_object(
                         GROUP, VERSION, "workloadpriorityclasses", name
                     )
+
+
+def _group_pod(name: str, group: str) -> Json:
+    pod = Pod(name).queue("team").group(group, 4).requests({"cpu": "1", "memory": "1Gi"})
+    return pod.limit(GPU, "1").obj()
+
+
+def _group_workload(custom: Any, namespace: str, name: str) -> Json | None:
+    """A group's Workload: named after the group."""
+    try:
+        found: Json = custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, "workloads", name
+        )
+    except client.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return found
+
+
+def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(4)
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+        for index in range(3):
+            core.create_namespaced_pod(namespace, _group_pod(f"a-{index}", "group-a"))
+        time.sleep(2)
+        assert _group_workload(custom, namespace, "group-a") is None, "3 of 4: no Workload yet"
+        core.create_namespaced_pod(namespace, _group_pod("a-3", "group-a"))
+        workload = until(
+            lambda: _group_workload(custom, namespace, "group-a"), "the group's Workload", 30
+        )
+        assert [p["count"] for p in workload["spec"]["podSets"]] == [4]
+        names_a = [f"a-{i}" for i in range(4)]
+        until(
+            lambda: all(_scheduled(core, namespace, n) for n in names_a) or None,
+            "all four Pods of the group ungated and scheduled",
+            60,
+        )
+
+        # Quota is full: a second complete group is queued whole, none of its Pods starts.
+        names_b = [f"b-{i}" for i in range(4)]
+        for name in names_b:
+            core.create_namespaced_pod(namespace, _group_pod(name, "group-b"))
+        until(lambda: _group_workload(custom, namespace, "group-b"), "group-b's Workload", 30)
+        time.sleep(2)
+        pods_b = [_pod(core, namespace, n) for n in names_b]
+        assert all(_gated(p) and not p.spec.node_name for p in pods_b), "not at all"
+        assert _condition(_group_workload(custom, namespace, "group-b"), "QuotaReserved") is None
+
+        for name in names_a:
+            _finish(core, namespace, name)
+        done = until(
+            lambda: _condition(_group_workload(custom, namespace, "group-a"), "Finished"),
+            "group-a Finished once its 4 Pods succeeded",
+            30,
+        )
+        assert done["message"] == "Pods succeeded: 4/4."
+        until(
+            lambda: all(_scheduled(core, namespace, n) for n in names_b) or None,
+            "all four Pods of group-b admitted together once the quota is free",
+            60,
+        )
 
 
 def test_with_the_hub_down_system_pods_are_still_created(
