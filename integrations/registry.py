@@ -9,6 +9,7 @@ from integrations.deployment.kind import DEPLOYMENT
 from integrations.framework.registry import FrameworkRegistry
 from integrations.jobset.kind import JOBSET
 from integrations.pod.kind import POD
+from integrations.statefulset.kind import STATEFULSET
 
 REGISTRY: Final = FrameworkRegistry(
     (
@@ -16,5 +17,6 @@ REGISTRY: Final = FrameworkRegistry(
         JOBSET,
         POD,
         DEPLOYMENT,
+        STATEFULSET,
     )
 )

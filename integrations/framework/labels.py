@@ -32,9 +32,11 @@ __all__ = [
     "MULTIKUEUE_MANAGED_BY",
     "MULTIKUEUE_ORIGIN_LABEL",
     "POD_ADMISSION_GATE",
+    "POD_GROUP_FAST_ADMISSION_ANNOTATION",
     "POD_GROUP_NAME_LABEL",
     "POD_GROUP_SERVING_ANNOTATION",
     "POD_GROUP_TOTAL_COUNT_ANNOTATION",
+    "POD_ROLE_HASH_ANNOTATION",
     "POD_SET_GROUP_NAME_ANNOTATION",
     "POD_SET_LABEL",
     "POD_SET_PREFERRED_TOPOLOGY_ANNOTATION",
@@ -109,6 +111,10 @@ POD_GROUP_NAME_LABEL: Final = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL_COUNT_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-total-count"
 POD_GROUP_SERVING_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-serving"
 """A pod group that serves (a StatefulSet's): never finished while its pods run."""
+POD_GROUP_FAST_ADMISSION_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-fast-admission"
+"""`true`: the group's Workload is built from its first Pod, for the total count."""
+POD_ROLE_HASH_ANNOTATION: Final = "kueue.x-k8s.io/role-hash"
+"""Names a grouped Pod's pod set (its role)."""
 
 # --- MultiKueue ---------------------------------------------------------------------------
 MULTIKUEUE_MANAGED_BY: Final = MULTIKUEUE_CONTROLLER_NAME

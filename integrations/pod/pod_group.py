@@ -41,7 +41,10 @@ from integrations.framework.job_capabilities import IncompleteJob
 from integrations.framework.job_kind import JobFinish, JobSubresource, JobWrite
 from integrations.framework.job_metadata import Job, annotations_of, metadata, parse_int, spec
 from integrations.framework.json_patch import diff
-from integrations.framework.labels import POD_GROUP_SERVING_ANNOTATION
+from integrations.framework.labels import (
+    POD_GROUP_FAST_ADMISSION_ANNOTATION,
+    POD_GROUP_SERVING_ANNOTATION,
+)
 from integrations.framework.pod_set_info import InvalidPodSetInfo, infos_from_admission
 from integrations.pod import admission
 from integrations.pod import pod_fields as fields
@@ -49,7 +52,7 @@ from integrations.pod.role_hash import role_hash
 
 MEMBERS: Final = "members"
 IS_GROUP_WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/is-group-workload"
-FAST_ADMISSION_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-fast-admission"
+FAST_ADMISSION_ANNOTATION: Final = POD_GROUP_FAST_ADMISSION_ANNOTATION
 
 
 def is_group(job: Job) -> bool:

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from integrations.framework.job_metadata import Job, annotations_of, section, spec
+from integrations.framework.labels import POD_ROLE_HASH_ANNOTATION
 
-ROLE_HASH_ANNOTATION: Final = "kueue.x-k8s.io/role-hash"
+ROLE_HASH_ANNOTATION: Final = POD_ROLE_HASH_ANNOTATION
 
 
 def _containers(items: Any) -> list[dict[str, Any]]:

@@ -46,10 +46,9 @@ def _gate(pod: dict[str, Any]) -> None:
         gates.append({"name": fields.ADMISSION_GATE})
     spec["schedulingGates"] = gates
     meta = pod.setdefault("metadata", {})
-    meta["annotations"] = {
-        **(meta.get("annotations") or {}),
-        ROLE_HASH_ANNOTATION: generate_role_hash(spec),
-    }
+    annotations = dict(meta.get("annotations") or {})
+    annotations.setdefault(ROLE_HASH_ANNOTATION, generate_role_hash(spec))  # a parent's wins
+    meta["annotations"] = annotations
 
 
 def default_pod(pod: Job, ctx: WebhookContext) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from tests.builders.pod import (
 )
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
+from tests.builders.statefulset import StatefulSet
 from tests.builders.workload import Workload, pod_set_assignment
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "PodTemplate",
     "PodTemplateMethods",
     "ResourceFlavor",
+    "StatefulSet",
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",

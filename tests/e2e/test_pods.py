@@ -1,6 +1,6 @@
 """Plain Pods and Deployments queued by `fleetq hub` with its webhooks, on worker-1.
 
-The hub runs out of cluster with the `pod` and `deployment` frameworks and a
+The hub runs out of cluster with the `pod`, `deployment` and `statefulset` frameworks and a
 `managedJobsNamespaceSelector` that selects only this module's namespaces (the Pod
 webhook, fail-closed like upstream's, is registered for those alone); the real scheduler
 places the ungated pods on kwok nodes. kwok never ends a pod that no Job owns, so a test
@@ -13,6 +13,8 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
   replacement waits gated and runs once the quota is back;
 - a pod group of 4 gets its Workload only once complete and is admitted all at once; a
   second group that does not fit is admitted not at all until the first finishes;
+- a StatefulSet of 3 is one group holding 3 GPUs while it runs, freed when scaled to zero,
+  held again when scaled back, freed when deleted;
 - last, the hub is killed: Pods in kube-system and in the hub's own namespace are still
   created (the Pod webhook never covers them) while one in a managed namespace is refused.
 """
@@ -39,7 +41,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
-from tests.builders import Pod, WorkloadPriorityClass, kwok_inference
+from tests.builders import Pod, StatefulSet, WorkloadPriorityClass, kwok_inference
 from tests.e2e.gpu_queue import GPU, POOL_LABEL, gpu_queue_manifests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +73,7 @@ class PodsHub:
                     "clientConnection": {"qps": 50, "burst": 100},
                     "webhook": {"certDir": str(workdir / "certs")},
                     "managedJobsNamespaceSelector": {"matchLabels": {SELECT_LABEL: self.run_id}},
-                    "integrations": {"frameworks": ["batch/job", "deployment"]},
+                    "integrations": {"frameworks": ["batch/job", "deployment", "statefulset"]},
                 }
             )
         )
@@ -185,6 +187,8 @@ def pod_queue(pods_hub: PodsHub, namespace_factory: Callable[..., str]) -> Itera
         for namespace, flavor, cq in made:
             with contextlib.suppress(client.ApiException):
                 apps.delete_collection_namespaced_deployment(namespace)
+            with contextlib.suppress(client.ApiException):
+                apps.delete_collection_namespaced_stateful_set(namespace)
             with contextlib.suppress(client.ApiException):
                 core.delete_collection_namespaced_pod(namespace)
             if pods_hub.down:  # nothing else drops the finalizers now
@@ -473,6 +477,40 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
             "all four Pods of group-b admitted together once the quota is free",
             60,
         )
+
+
+def test_a_statefulset_holds_quota_as_one_group_while_it_runs_and_frees_it_when_gone(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(4)
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+        apps = client.AppsV1Api(api_client)
+        sts = StatefulSet("web", replicas=3).queue("team").requests({"cpu": "1", "memory": "1Gi"})
+        apps.create_namespaced_stateful_set(namespace, sts.limit(GPU, "1").obj())
+        until(
+            lambda: _running_replicas(core, namespace, "web", 3),
+            "3 StatefulSet replicas admitted as one group and scheduled",
+            90,
+        )
+        workload = _group_workload(custom, namespace, "statefulset-web") or {}
+        assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("main", 3)]
+        until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held", 30)
+        time.sleep(2)
+        assert _condition(_group_workload(custom, namespace, "statefulset-web"), "Finished") is None
+
+        apps.patch_namespaced_stateful_set_scale("web", namespace, {"spec": {"replicas": 0}})
+        until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "scaled to 0: freed", 60)
+        until(
+            lambda: _group_workload(custom, namespace, "statefulset-web") is None or None,
+            "the group's Workload gone with its Pods",
+            30,
+        )
+        apps.patch_namespaced_stateful_set_scale("web", namespace, {"spec": {"replicas": 3}})
+        until(lambda: _running_replicas(core, namespace, "web", 3), "scaled back: running", 90)
+        until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held again", 30)
+        apps.delete_namespaced_stateful_set("web", namespace)
+        until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "deleted: freed", 60)
 
 
 def test_with_the_hub_down_system_pods_are_still_created(

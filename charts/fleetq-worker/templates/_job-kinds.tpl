@@ -40,4 +40,14 @@
   - apiGroups: ["apps"]
     resources: ["deployments/finalizers"]
     verbs: ["update"]
+  # statefulset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["apps"]
+    resources: ["statefulsets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["statefulsets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["statefulsets/finalizers"]
+    verbs: ["update"]
 {{- end }}
