@@ -30,6 +30,7 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
 KUEUE_VERSION = "v0.17.0"
 JOBSET_VERSION = "v0.10.1"
+LWS_VERSION = "v0.7.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -186,6 +187,19 @@ TOOLS: tuple[GoTool, ...] = (
             ),
         },
         ldflags=(f"-X sigs.k8s.io/jobset/pkg/version.GitVersion={JOBSET_VERSION}",),
+    ),
+    GoTool(
+        name="lws",
+        version=LWS_VERSION,
+        # LeaderWorkerSet's controller (sigs.k8s.io/lws/cmd), for the
+        # leaderworkerset.x-k8s.io/leaderworkerset kind (not run by the fleet yet).
+        packages=("sigs.k8s.io/lws/cmd",),
+        binaries=("lws-controller",),
+        checks={
+            "lws-controller": VersionCheck((), f"sigs.k8s.io/lws\t{LWS_VERSION}", build_info=True),
+        },
+        ldflags=(f"-X sigs.k8s.io/lws/pkg/version.GitVersion={LWS_VERSION}",),
+        on_request=True,
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its
