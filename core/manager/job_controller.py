@@ -344,6 +344,8 @@ class JobController:
                 await self.actions.release_workload(workload)
             await self._release_job(job)
             return
+        if is_composed:
+            await self._release_deleted_members(job)
         log = self.log.bind(job=key)
         prebuilt = None if is_composed else job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
@@ -494,6 +496,17 @@ class JobController:
         if writes and stops_by_deletion(self.kind):
             await self.actions.delete_job(stopped)
         return stopped
+
+    async def _release_deleted_members(self, job: Json) -> None:
+        """A member of a composed job that is being deleted is not waited for: its
+        finalizer comes off at once (the composed job goes on without it)."""
+        finalizer = job_finalizer_of(self.kind)
+        parts = composed(self.kind)
+        if finalizer is None or parts is None:
+            return
+        for member in parts.members_of(job):
+            if is_deleting(member) and finalizer in finalizers_of(member):
+                await self.actions.release_job(member, finalizer)
 
     async def _release_job(self, job: Json) -> None:
         """Drop a `HoldsJobFinalizer` kind's finalizer from the job (from every member of a
