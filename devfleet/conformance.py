@@ -31,6 +31,12 @@ from typing import Any
 
 import yaml
 
+from devfleet.aggregated_api import (
+    VISIBILITY_GROUP,
+    VISIBILITY_VERSIONS,
+    api_service_route,
+    machine_ipv4,
+)
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.conformance_report import SuiteSummary, summarize_file
 from devfleet.conformance_stand_in import (
@@ -47,14 +53,18 @@ from devfleet.fleet_process import FleetProcess
 from devfleet.fleet_spec import FleetSpec, parse_fleet_spec
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
-from devfleet.toolchain import build_tools, tool
+from devfleet.toolchain import REPO_ROOT, binary_path, build_tools, tool
+from devfleet.upstream_kueue import kubectl
 
 Say = Callable[[str], None]
 
 SUITE_BINARY = "singlecluster-baseline.test"
 SUITE_PACKAGE_DIR = Path("test/e2e/singlecluster/baseline")
 DEFAULT_LABEL_FILTER = "feature:job || feature:cohort || feature:fairsharing || feature:kueuectl"
-FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "conformance")
+FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance")
+VISIBILITY_SERVICE = "kueue-visibility-server"
+"""Upstream's name for the Service behind its visibility APIService."""
+VISIBILITY_API_SERVICES = tuple(f"{v}.{VISIBILITY_GROUP}" for v in VISIBILITY_VERSIONS)
 WEBHOOK_CONFIGURATIONS = (
     "fleetq-mutating-webhook-configuration",
     "fleetq-validating-webhook-configuration",
@@ -248,11 +258,15 @@ def _prepare_cluster(
     if dropped:
         say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
     config.write_text(yaml.safe_dump(hub_config))
-    health, metrics, webhook = allocate_ports(3)
+    health, metrics, webhook, visibility = allocate_ports(4)
+    ip = machine_ipv4()
+    visibility_ca = _write_visibility_certificate(workdir / "visibility-certs", ip)
     args = [
         *("hub", "--config", str(config), "--kubeconfig", str(manager.kubeconfig)),
         *("--health-port", str(health), "--metrics-port", str(metrics)),
         *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(webhook)),
+        *("--visibility-port", str(visibility)),
+        *("--visibility-cert-dir", str(workdir / "visibility-certs")),
     ]
     hub = FleetProcess("fleetq hub", args, workdir / "hub.log", health)
     hub.start()
@@ -268,7 +282,82 @@ def _prepare_cluster(
             _delete_webhook_configurations(manager)
         raise
     say(f"fleetq hub ready (pid {hub.pid}, log {hub.log_path}); stand-ins in {KUEUE_NAMESPACE}")
+    try:
+        for manifest in api_service_route(
+            service=VISIBILITY_SERVICE,
+            namespace=KUEUE_NAMESPACE,
+            ip=ip,
+            port=visibility,
+            ca_pem=visibility_ca,
+        ):
+            _apply(manager, manifest)
+        until(
+            lambda: _api_service_available(manager),
+            f"APIServices {', '.join(VISIBILITY_API_SERVICES)} available (the hub's)",
+            60.0,
+        )
+        _apply_user_roles(manager)
+    except BaseException:
+        if hub.stop() is None:
+            _delete_webhook_configurations(manager)
+        raise
+    say(
+        f"visibility API: the hub at {ip}:{visibility}, behind {', '.join(VISIBILITY_API_SERVICES)}"
+    )
+    say("upstream's user roles (kueue-batch-admin-role, kueue-batch-user-role) from the chart")
     return hub
+
+
+def _write_visibility_certificate(directory: Path, ip: str) -> bytes:
+    """The hub's visibility serving certificate (the Service's DNS names and this
+    machine's address); its CA, for the APIService's caBundle."""
+    import datetime as dt
+
+    from core.manager.webhook_certs import issue, service_dns_names
+
+    names = [*service_dns_names(VISIBILITY_SERVICE, KUEUE_NAMESPACE), ip]
+    bundle = issue(names, dt.datetime.now(dt.UTC), "fleetq-visibility")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tls.crt").write_bytes(bundle.tls_cert)
+    key = directory / "tls.key"
+    key.write_bytes(bundle.tls_key)
+    key.chmod(0o600)
+    return bundle.ca_cert
+
+
+def _api_service_available(member: ClusterAccess) -> bool:
+    from kubernetes import client
+
+    with member.api_client() as api_client:
+        api = client.ApiregistrationV1Api(api_client)
+        services = [api.read_api_service(name) for name in VISIBILITY_API_SERVICES]
+    return all(
+        any(c.type == "Available" and c.status == "True" for c in (s.status.conditions or []))
+        for s in services
+        if s.status is not None
+    ) and all(s.status is not None for s in services)
+
+
+def _apply_user_roles(member: ClusterAccess) -> None:
+    """The hub chart's user ClusterRoles, rendered by helm, applied server-side."""
+    rendered = subprocess.run(
+        [
+            str(binary_path("helm")),
+            "template",
+            "conformance",
+            str(REPO_ROOT / "charts" / "fleetq-hub"),
+            "--show-only",
+            "templates/user-roles.yaml",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if rendered.returncode != 0:
+        raise ConformanceError(f"helm template of the user roles failed:\n{rendered.stderr}")
+    manifest = Path(member.kubeconfig).with_name("user-roles.yaml")
+    manifest.write_text(rendered.stdout)
+    kubectl(member.kubeconfig, "apply", "--server-side", "-f", str(manifest))
 
 
 def _run_suite(

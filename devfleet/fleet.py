@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
+from devfleet.front_proxy import kwokctl_args, write_front_proxy_pki
 from devfleet.kwok_stages import stage_documents
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl, KwokctlError, check_binaries
 from devfleet.operators.catalog import OPERATORS, resolve
@@ -196,12 +197,18 @@ class Fleet:
         started: float,
     ) -> None:
         ports = allocate_ports(len(PORT_OPTIONS) * len(names))
+        # Every apiserver fronts aggregated APIs (the hub's visibility API) as in a cluster.
+        front_proxy = kwokctl_args(write_front_proxy_pki(self.dir / "front-proxy"))
         procs = {}
         for index, (role, name) in enumerate(names.items()):
             mine = ports[index * len(PORT_OPTIONS) : (index + 1) * len(PORT_OPTIONS)]
             lite = role in lite_roles
             procs[role] = self.kwokctl.start_create(
-                name, lite=lite, ports=mine, stages=[] if lite else stages
+                name,
+                lite=lite,
+                ports=mine,
+                stages=[] if lite else stages,
+                extra_args=front_proxy,
             )
         failures = []
         for role, proc in procs.items():

@@ -124,11 +124,19 @@ class Kwokctl:
         return args
 
     def start_create(
-        self, name: str, *, lite: bool, ports: Sequence[int], stages: Sequence[str]
+        self,
+        name: str,
+        *,
+        lite: bool,
+        ports: Sequence[int],
+        stages: Sequence[str],
+        extra_args: Sequence[str] = (),
     ) -> subprocess.Popen[str]:
-        """Start `kwokctl create cluster` in the background (clusters start in parallel)."""
+        """Start `kwokctl create cluster` in the background (clusters start in parallel);
+        `extra_args` are more `--extra-args component=flag=value` pairs."""
         config = self.write_config(name, ports, stages)
         args = self.create_args(name, lite=lite, config=config) + self.loopback_args(ports)
+        args += list(extra_args)
         log = (self.workdir / f"create-{name}.log").open("w")
         return subprocess.Popen(
             self.command(*args),

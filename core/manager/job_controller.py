@@ -13,7 +13,8 @@ reconciler order:
 - the Workload is Finished: drop its finalizer; the Job finished: finish the Workload;
 - the job is being deleted: finish its Workloads (reason OwnerNotFound, as upstream's
   FinishOrphanedWorkloads) and drop their finalizer, so one orphaned by the deletion
-  holds no quota;
+  holds no quota — also those the garbage collector disowned before the hub saw the
+  deletion (remembered when their owner reference went);
 - succeeded pods are reclaimable, ready pods make PodsReady (with waitForPodsReady);
 - the Workload is evicted: stop the Job (suspend, restore its template) and, once no pod
   of it runs, let the engine release the quota (`complete_eviction`); a MultiKueue Job
@@ -202,6 +203,9 @@ class JobController:
         self._owner_index = owner_index_name(kind)
         self._owner_index_of = workload_owner_index(kind)
         self._kueue_managed = (None, kind.own_controller_name, MULTIKUEUE_MANAGED_BY)
+        self._disowned: dict[str, set[str]] = {}
+        """Job key -> Workloads whose owner reference to it was taken away (the garbage
+        collector orphaning them while the job is deleted with orphan propagation)."""
 
     # -- triggers ------------------------------------------------------------------------
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:
@@ -215,9 +219,26 @@ class JobController:
     def workload_handlers(self) -> EventHandlers[dict[str, Any]]:
         return EventHandlers(
             on_add=self.workload_changed,
-            on_update=lambda _old, new: self.workload_changed(new),
+            on_update=self._workload_updated,
             on_delete=self.workload_changed,
         )
+
+    def _workload_updated(self, old: Json, new: Json) -> None:
+        for key in set(self._owner_index_of(old)) - set(self._owner_index_of(new)):
+            # The owner index no longer leads from the job to this Workload: remember it,
+            # so a job being deleted (or gone) still finishes it.
+            self._disowned.setdefault(key, set()).add(object_key(new))
+            self.queue.add(key)
+        self.workload_changed(new)
+
+    def _take_disowned(self, job_key: str) -> list[Json]:
+        """Current versions of the Workloads disowned by the job `job_key`, forgotten."""
+        out = []
+        for workload_key in sorted(self._disowned.pop(job_key, ())):
+            current = self.versions.current(workload_key) or self.workloads.get(workload_key)
+            if current is not None and not _has_controller(current):
+                out.append(current)
+        return out
 
     def workload_changed(self, workload: Json) -> None:
         """Queue the job a Workload belongs to (its controller, or the job naming it)."""
@@ -319,6 +340,11 @@ class JobController:
     async def reconcile(self, key: str) -> None:
         job = self._job(key)
         owned = self._owned(key)
+        if job is None or is_deleting(job):
+            # Orphaned by the job's deletion (kept until then): it stays, finished.
+            for workload in self._take_disowned(key):
+                self._finish_orphaned(workload)
+                await self.actions.release_workload(workload)
         if job is None:
             if self.jobs.get(key) is None:
                 for workload in owned:
@@ -581,3 +607,8 @@ def _controller_uid(workload: Json) -> str:
         if owner.get("controller") is True:
             return str(owner.get("uid") or "")
     return ""
+
+
+def _has_controller(workload: Json) -> bool:
+    references = (workload.get("metadata") or {}).get("ownerReferences") or ()
+    return any(reference.get("controller") for reference in references)

@@ -203,3 +203,39 @@ async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finishe
     await cluster.eventually(
         lambda: _admitted_workload(cluster, "next"), what="its quota admits the next job"
     )
+
+
+async def test_a_workload_the_garbage_collector_orphans_first_is_finished_too(
+    hubs: Any, cluster: Any
+) -> None:
+    """The garbage collector orphans dependents before the job goes: the Workload can lose
+    its owner reference before the hub ever sees the job being deleted. It must still end
+    Finished (OwnerNotFound) without its finalizer (upstream's orphan-propagation spec on
+    a cluster with a garbage collector; this lite cluster has none, so the test does what
+    it does, in its order)."""
+    await hubs.start()
+    flavor = await cluster.flavor("cpu", {POOL_LABEL: cluster.name("cpu")})
+    cq = await cluster.cluster_queue("gc-order", flavor, "2")
+    lq = await cluster.local_queue("main", cq)
+    await cluster.job("disowned", lq, cpu="2")
+    admitted = await cluster.eventually(
+        lambda: _admitted_workload(cluster, "disowned"), what="the job admitted"
+    )
+    name = admitted["metadata"]["name"]
+    await cluster.client.patch(
+        kinds.WORKLOADS,
+        name,
+        {"metadata": {"ownerReferences": None}},
+        namespace=cluster.namespace,
+    )
+    await cluster.client.delete(JOBS, "disowned", namespace=cluster.namespace)
+
+    async def finished() -> dict[str, Any] | None:
+        found = await cluster.get(kinds.WORKLOADS, name)
+        if found is None or not cluster.is_true(found, "Finished"):
+            return None
+        return found if not found["metadata"].get("finalizers") else None
+
+    workload = await cluster.eventually(finished, what="the disowned Workload Finished")
+    condition = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
+    assert condition["reason"] == "OwnerNotFound"

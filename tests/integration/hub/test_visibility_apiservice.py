@@ -1,9 +1,10 @@
 """The visibility API as an aggregated API server, behind a real kube-apiserver.
 
-The session fleet's apiservers run without a front proxy, so this module starts a lite
-cluster of its own (etcd + apiserver, via kwokctl) with one: a front-proxy CA and client
-certificate made here, `--requestheader-*` flags, and `--enable-aggregator-routing` so the
-apiserver dials the APIService's endpoint directly. The hub serves the visibility API over
+An APIService left behind would disturb every other test's discovery, so this module
+starts a lite cluster of its own (etcd + apiserver, via kwokctl) with a front proxy as
+every fleet cluster has one (devfleet.front_proxy: a front-proxy CA and client
+certificate, `--requestheader-*` flags, and `--enable-aggregator-routing` so the
+apiserver dials the APIService's endpoint directly). The hub serves the visibility API over
 TLS on this machine's non-loopback IPv4 (Endpoints refuse loopback addresses); a Service
 without selector, a hand-made EndpointSlice and the APIService
 `v1beta2.visibility.kueue.x-k8s.io` (its caBundle the hub's serving CA) route to it.
@@ -18,13 +19,10 @@ checked with TokenReview and SubjectAccessReview.
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
-import datetime as dt
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -37,10 +35,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from core.kube.client import KubeClient
 from core.kube.errors import KubeError
@@ -49,6 +43,8 @@ from core.manager import watched_kinds as kinds
 from core.manager.configuration import Configuration, LeaderElection
 from core.manager.serving_tls import ServingCertificate
 from core.manager.webhook_certs import service_dns_names
+from devfleet.aggregated_api import api_service_route, machine_ipv4
+from devfleet.front_proxy import FrontProxyPki, kwokctl_args, write_front_proxy_pki
 from devfleet.kwokctl import PORT_OPTIONS, Kwokctl
 from devfleet.ports import allocate_ports
 from devfleet.toolchain import binary_path, missing_binaries
@@ -60,7 +56,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 REPO = Path(__file__).resolve().parents[3]
 GROUP = "visibility.kueue.x-k8s.io"
 SERVICE, SERVICE_NAMESPACE = "fleetq-visibility", "fleetq-system"
-PROXY_NAME = "front-proxy-client"
 SERVICES = Resource("", "v1", "services", kind="Service")
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", kind="EndpointSlice")
 API_SERVICES = Resource(
@@ -79,72 +74,10 @@ CLUSTER_ROLE_BINDINGS = Resource(
 )
 
 
-def machine_ipv4() -> str:
-    """This machine's outward IPv4 address (a route lookup: no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("192.0.2.254", 9))
-        address = str(probe.getsockname()[0])
-    assert not address.startswith("127."), "no non-loopback IPv4 address on this machine"
-    return address
-
-
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def write_front_proxy_pki(directory: Path) -> dict[str, Path]:
-    """A front-proxy CA and the client certificate the apiserver proxies with."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "front-proxy-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    client = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, PROXY_NAME)]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "ca": directory / "front-proxy-ca.crt",
-        "cert": directory / "front-proxy-client.crt",
-        "key": directory / "front-proxy-client.key",
-    }
-    paths["ca"].write_bytes(_pem(ca))
-    paths["cert"].write_bytes(_pem(client))
-    paths["key"].write_bytes(_key_pem(key))
-    paths["key"].chmod(0o600)
-    return paths
-
-
 @dataclass(frozen=True)
 class AggregatingCluster:
     kubeconfig: Path
-    pki: dict[str, Path]
+    pki: FrontProxyPki
 
     async def kubectl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """kubectl in a thread: the hub answering it runs on this test's event loop."""
@@ -183,17 +116,7 @@ def aggregating_cluster() -> Iterator[AggregatingCluster]:
     name = f"fq-vis-{uuid.uuid4().hex[:6]}"
     pki = write_front_proxy_pki(workdir / "pki")
     ports = allocate_ports(len(PORT_OPTIONS))
-    flags = {
-        "requestheader-client-ca-file": pki["ca"],
-        "requestheader-allowed-names": PROXY_NAME,
-        "requestheader-username-headers": "X-Remote-User",
-        "requestheader-group-headers": "X-Remote-Group",
-        "requestheader-extra-headers-prefix": "X-Remote-Extra-",
-        "proxy-client-cert-file": pki["cert"],
-        "proxy-client-key-file": pki["key"],
-        "enable-aggregator-routing": "true",
-    }
-    extra = [arg for k, v in flags.items() for arg in ("--extra-args", f"kube-apiserver={k}={v}")]
+    extra = kwokctl_args(pki)
     config = kwokctl.write_config(name, ports, [])
     args = kwokctl.create_args(name, lite=True, config=config) + kwokctl.loopback_args(ports)
     try:
@@ -270,40 +193,13 @@ async def _queue_with_pending(client: KubeClient, namespace: str) -> str:
 async def _route_to_hub(client: KubeClient, ip: str, port: int, ca_pem: bytes) -> None:
     """Service → EndpointSlice (this machine) → APIService, trusting the hub's CA."""
     await client.create(NAMESPACES, {"metadata": {"name": SERVICE_NAMESPACE}})
-    await client.create(
-        SERVICES,
-        {
-            "metadata": {"name": SERVICE, "namespace": SERVICE_NAMESPACE},
-            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
-        },
+    service, slice_, *api_services = api_service_route(
+        service=SERVICE, namespace=SERVICE_NAMESPACE, ip=ip, port=port, ca_pem=ca_pem
     )
-    await client.create(
-        ENDPOINT_SLICES,
-        {
-            "metadata": {
-                "name": f"{SERVICE}-host",
-                "namespace": SERVICE_NAMESPACE,
-                "labels": {"kubernetes.io/service-name": SERVICE},
-            },
-            "addressType": "IPv4",
-            "endpoints": [{"addresses": [ip], "conditions": {"ready": True}}],
-            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
-        },
-    )
-    await client.create(
-        API_SERVICES,
-        {
-            "metadata": {"name": f"v1beta2.{GROUP}"},
-            "spec": {
-                "group": GROUP,
-                "version": "v1beta2",
-                "groupPriorityMinimum": 100,
-                "versionPriority": 100,
-                "service": {"name": SERVICE, "namespace": SERVICE_NAMESPACE, "port": 443},
-                "caBundle": base64.b64encode(ca_pem).decode(),
-            },
-        },
-    )
+    await client.create(SERVICES, service)
+    await client.create(ENDPOINT_SLICES, slice_)
+    for api_service in api_services:
+        await client.create(API_SERVICES, api_service)
 
 
 @pytest.fixture(scope="module")
@@ -490,7 +386,7 @@ async def test_straight_to_the_hub_credentials_are_checked_with_the_cluster(
     status, body = await _direct(served, "/healthz", context=plain)
     assert (status, body) == (200, {"text": "ok"})
 
-    proxy = _client_context(served, aggregating_cluster.pki["cert"], aggregating_cluster.pki["key"])
+    proxy = _client_context(served, aggregating_cluster.pki.cert, aggregating_cluster.pki.key)
     status, body = await _direct(
         served, path, context=proxy, headers={"X-Remote-User": "erin", "X-Remote-Group": "none"}
     )

@@ -107,21 +107,25 @@ def test_the_service_monitor_scrapes_the_metrics_service(
     assert not (render_hub() if chart == "hub" else render_worker()).of_kind("ServiceMonitor")
 
 
-def test_the_visibility_api_service_points_at_the_visibility_service(render_hub: Any) -> None:
+def test_the_visibility_api_services_point_at_the_visibility_service(render_hub: Any) -> None:
     rendered = render_hub({"visibility": {"enabled": True, "apiService": {"enabled": True}}})
-    api_service = rendered.one("APIService")
-    assert api_service["metadata"]["name"] == "v1beta2.visibility.kueue.x-k8s.io"
-    assert (api_service["spec"]["group"], api_service["spec"]["version"]) == (
-        "visibility.kueue.x-k8s.io",
-        "v1beta2",
-    )
-    service = rendered.one("Service", api_service["spec"]["service"]["name"])
-    assert api_service["spec"]["service"]["namespace"] == service["metadata"]["namespace"]
-    assert api_service["spec"]["service"]["port"] == service["spec"]["ports"][0]["port"]
-    assert api_service["spec"]["insecureSkipTLSVerify"] is True
+    api_services = rendered.of_kind("APIService")
+    assert [a["metadata"]["name"] for a in api_services] == [
+        "v1beta1.visibility.kueue.x-k8s.io",
+        "v1beta2.visibility.kueue.x-k8s.io",
+    ]
+    for api_service, version in zip(api_services, ("v1beta1", "v1beta2"), strict=True):
+        assert (api_service["spec"]["group"], api_service["spec"]["version"]) == (
+            "visibility.kueue.x-k8s.io",
+            version,
+        )
+        service = rendered.one("Service", api_service["spec"]["service"]["name"])
+        assert api_service["spec"]["service"]["namespace"] == service["metadata"]["namespace"]
+        assert api_service["spec"]["service"]["port"] == service["spec"]["ports"][0]["port"]
+        assert api_service["spec"]["insecureSkipTLSVerify"] is True
     with_ca = render_hub(
         {"visibility": {"enabled": True, "apiService": {"enabled": True, "caBundle": "PEM"}}}
-    ).one("APIService")
+    ).one("APIService", "v1beta2.visibility.kueue.x-k8s.io")
     assert with_ca["spec"]["caBundle"] == "UEVN"
     assert "insecureSkipTLSVerify" not in with_ca["spec"]
 
