@@ -168,19 +168,22 @@ def _run(options: DemoOptions, say: Say) -> int:
         jobs = job_mix(short=options.short)
         jobsets = sum(job.api is JobApi.JOBSET for job in jobs)
         pytorchjobs = sum(job.api is JobApi.PYTORCHJOB for job in jobs)
+        rayjobs = sum(job.api is JobApi.RAYJOB for job in jobs)
+        serving = sum(job.serving for job in jobs)
         phase(
             "jobs",
-            f"7/7 {len(jobs)} jobs ({jobsets} a JobSet, {pytorchjobs} a PyTorchJob) from "
-            "team-a and team-b, submitted on the manager",
+            f"7/7 {len(jobs)} jobs ({jobsets} a JobSet, {pytorchjobs} a PyTorchJob, "
+            f"{rayjobs} a RayJob, {serving} an inference Deployment on worker-2) from team-a "
+            "and team-b, the batch jobs submitted on the manager",
         )
         records, now = watch_jobs(fleet, jobs, console, say, short=options.short)
         console.print(summary_table(records.values(), now))
         console.print(worker_table(records.values(), [w.name for w in fleet.workers]))
-        succeeded = all(r.state is JobState.SUCCEEDED for r in records.values())
+        succeeded = all(r.state.succeeded for r in records.values())
         summary.update(summary_document(records.values(), now))
         say(
-            f"{sum(r.state is JobState.SUCCEEDED for r in records.values())}/{len(records)} "
-            f"jobs succeeded; demo ran {time.monotonic() - started:.0f}s"
+            f"{sum(r.state.succeeded for r in records.values())}/{len(records)} "
+            f"jobs succeeded (the Deployment serving); demo ran {time.monotonic() - started:.0f}s"
         )
         if processes is not None:
             _check_logs(processes, say)
@@ -217,7 +220,11 @@ def watch_jobs(
             now = observer.now()
             for record in records.values():
                 if record.submitted is None and record.job.submit_at <= now:
-                    submit_job(api_client, record.job)
+                    if record.job.cluster is None:
+                        submit_job(api_client, record.job)
+                    else:  # a Deployment, queued on its worker by the agent there
+                        with fleet.cluster(record.job.cluster).api_client() as worker_client:
+                            submit_job(worker_client, record.job)
                     record.submitted = observer.now()
                     record.state = JobState.SUBMITTED
                     if not console.is_terminal:

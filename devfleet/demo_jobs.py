@@ -10,9 +10,15 @@ its worker pods spread over the GPU nodes. The full mix also has a RayJob (ray.i
 by the real KubeRay operator on every cluster): a head and CPU workers plus KubeRay's
 submitter, one Workload, on worker-2's CPU nodes.
 
-Jobs, JobSets and the RayJob are created as the hub's webhook would leave them (suspended,
-`managedBy` MultiKueue): the demo runs the hub without webhooks (see
-devfleet/chart_install.py for why).
+Beside the batch jobs runs one small inference Deployment (`embed-server`, 2 replicas of
+2 CPUs), created on worker-2 itself: MultiKueue does not dispatch plain Pods, so its
+replicas are queued by worker-2's agent, each its own Workload, within worker-2's quota
+(the `pod` and `deployment` frameworks, docs/pods.md). It serves until the demo ends.
+
+Jobs, JobSets, the RayJob and the PyTorchJob are created as the hub's webhook would leave
+them (suspended, `managedBy` MultiKueue), the Deployment as the Pod and Deployment webhooks
+would (its pod template gated and marked managed): the demo runs the hub and the agents
+without webhooks (see devfleet/chart_install.py for why).
 """
 
 from __future__ import annotations
@@ -41,6 +47,11 @@ RAYJOB_POD_LABEL = "fleetq.dev/demo-rayjob"
 (KubeRay labels the pods with its generated cluster's name only)."""
 KUBEFLOW_JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 PYTORCHJOB = ("kubeflow.org", "v1", "pytorchjobs")
+APP_LABEL = "app"
+"""Names a demo Deployment on its pods."""
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+SUSPENDING_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
 
 
 class JobKind(StrEnum):
@@ -51,27 +62,35 @@ class JobKind(StrEnum):
 
 
 class JobApi(StrEnum):
-    """The object a demo job is: a batch/v1 Job, a JobSet, a RayJob or a PyTorchJob."""
+    """The object a demo job is: a batch/v1 Job, a JobSet, a RayJob, a PyTorchJob or a
+    serving Deployment."""
 
     JOB = "job"
     JOBSET = "jobset"
     RAYJOB = "rayjob"
     PYTORCHJOB = "pytorchjob"
+    DEPLOYMENT = "deployment"
 
     @property
     def kind(self) -> str:
-        kinds = {JobApi.JOBSET: "JobSet", JobApi.RAYJOB: "RayJob", JobApi.PYTORCHJOB: "PyTorchJob"}
-        return kinds.get(self, "Job")
+        return {
+            JobApi.JOB: "Job",
+            JobApi.JOBSET: "JobSet",
+            JobApi.RAYJOB: "RayJob",
+            JobApi.PYTORCHJOB: "PyTorchJob",
+            JobApi.DEPLOYMENT: "Deployment",
+        }[self]
 
     @property
     def pod_label(self) -> str:
         """The label naming the object on its pods (a JobSet's pods carry both)."""
-        labels = {
+        return {
+            JobApi.JOB: JOB_NAME_LABEL,
             JobApi.JOBSET: JOBSET_NAME_LABEL,
             JobApi.RAYJOB: RAYJOB_POD_LABEL,
             JobApi.PYTORCHJOB: KUBEFLOW_JOB_NAME_LABEL,
-        }
-        return labels.get(self, JOB_NAME_LABEL)
+            JobApi.DEPLOYMENT: APP_LABEL,
+        }[self]
 
 
 PRIORITIES: dict[str, int] = {"high": 1000, "normal": 500, "low": 100}
@@ -96,6 +115,13 @@ class DemoJob:
     drivers: int = 0
     """A JobSet's driver pods, a RayJob's head or a PyTorchJob's master (1 CPU, no GPU
     each), besides its workers."""
+    cluster: str | None = None
+    """Where it is created: a worker (queued there by its agent); None: the manager."""
+
+    @property
+    def serving(self) -> bool:
+        """A Deployment: it never finishes; done for the demo once every replica runs."""
+        return self.api is JobApi.DEPLOYMENT
 
     @property
     def key(self) -> str:
@@ -127,7 +153,7 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         drivers = 1 if api in (JobApi.JOBSET, JobApi.RAYJOB, JobApi.PYTORCHJOB) else 0
         return DemoJob(name, namespace, kind, pods, per_pod, priority, run, submit_at, api, drivers)
 
-    first_wave = (
+    first_wave: tuple[DemoJob, ...] = (
         # 32 GPUs: all of worker-1's H100s.
         job("pretrain-llm", "team-a", JobKind.GPU, 4, 8, "normal", 30, 0),
         # More than 32 CPUs: worker-1 keeps its CPUs for GPU jobs, so only worker-2 fits.
@@ -144,6 +170,24 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
         # sets master and worker, placed whole on the worker that has room for all of it.
         job("llm-finetune-pt", "team-b", JobKind.GPU, 4, 4, "normal", 15, 10, JobApi.PYTORCHJOB),
     )
+    first_wave = (
+        *first_wave[:2],
+        # Inference beside the batch work: 2 replicas of 2 CPUs on worker-2's CPU nodes,
+        # each replica a Pod queued (gated, then admitted) by worker-2's agent.
+        DemoJob(
+            "embed-server",
+            "team-a",
+            JobKind.CPU,
+            2,
+            2,
+            "normal",
+            0.0,
+            2,
+            JobApi.DEPLOYMENT,
+            cluster="worker-2",
+        ),
+        *first_wave[2:],
+    )
     if short:
         return first_wave
     return (
@@ -157,9 +201,50 @@ def job_mix(*, short: bool) -> tuple[DemoJob, ...]:
     )
 
 
+def deployment_manifest(job: DemoJob) -> dict[str, Any]:
+    """The Deployment for `job` as the Deployment and Pod webhooks would leave it: its pod
+    template carries the queue and priority labels, `kueue.x-k8s.io/managed=true`, the
+    pod-suspending-parent annotation and the admission scheduling gate."""
+    labels = {QUEUE_LABEL: LOCAL_QUEUE, PRIORITY_CLASS_LABEL: job.priority}
+    pod_labels = {APP_LABEL: job.name, MANAGED_LABEL: "true", **labels}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": job.name,
+            "namespace": job.namespace,
+            "labels": {**labels, DEMO_LABEL: "true"},
+        },
+        "spec": {
+            "replicas": job.pods,
+            "selector": {"matchLabels": {APP_LABEL: job.name}},
+            "template": {
+                "metadata": {
+                    "labels": pod_labels,
+                    "annotations": {SUSPENDING_PARENT_ANNOTATION: "deployment"},
+                },
+                "spec": {
+                    "schedulingGates": [{"name": ADMISSION_GATE}],
+                    "nodeSelector": {POOL_LABEL: job.kind.value},
+                    "containers": [
+                        {
+                            "name": "server",
+                            "image": "registry.invalid/embed-server",
+                            "resources": {"requests": {"cpu": str(job.per_pod), "memory": "2Gi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
 def job_manifest(job: DemoJob) -> dict[str, Any]:
-    """The batch/v1 Job or the JobSet for `job`, labelled for its LocalQueue and priority
-    class. A JobSet's driver runs in its workers' node pool (worker-1 has no CPU pool)."""
+    """The batch/v1 Job, the JobSet or the Deployment for `job`, labelled for its
+    LocalQueue and priority class. A JobSet's driver runs in its workers' node pool
+    (worker-1 has no CPU pool)."""
+    if job.api is JobApi.DEPLOYMENT:
+        return deployment_manifest(job)
     gpus = job.per_pod if job.kind is JobKind.GPU else 0
     selector = {POOL_LABEL: job.kind.value}
     if job.api is JobApi.PYTORCHJOB:
@@ -236,7 +321,9 @@ def submit_job(api_client: Any, job: DemoJob) -> None:
     from kubernetes import client
 
     manifest = job_manifest(job)
-    if job.api in (JobApi.JOBSET, JobApi.RAYJOB, JobApi.PYTORCHJOB):
+    if job.api is JobApi.DEPLOYMENT:
+        client.AppsV1Api(api_client).create_namespaced_deployment(job.namespace, manifest)
+    elif job.api in (JobApi.JOBSET, JobApi.RAYJOB, JobApi.PYTORCHJOB):
         group, version, plural = {
             JobApi.JOBSET: JOBSET,
             JobApi.RAYJOB: RAYJOB,

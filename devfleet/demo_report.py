@@ -1,7 +1,8 @@
 """What the demo shows of its jobs: the live table, the summary, the machine-readable record.
 
-A job is a batch/v1 Job or a JobSet (the `kind` column); a JobSet's asks name its driver
-and its workers ("1 CPU + 4x4 GPU"), and the summary lists every node its pods ran on.
+A job is a batch/v1 Job, a JobSet or a serving Deployment (the `kind` column); a JobSet's
+asks name its driver and its workers ("1 CPU + 4x4 GPU"), and the summary lists every node
+its pods ran on.
 
 The live table and the summary are for people; `summary_document` is the same facts as
 JSON for tests and scripts (`fleetq dev demo --summary-file`).
@@ -25,6 +26,7 @@ STATE_STYLE = {
     JobState.QUEUED: "yellow",
     JobState.DISPATCHING: "cyan",
     JobState.RUNNING: "bold blue",
+    JobState.SERVING: "bold magenta",
     JobState.SUCCEEDED: "green",
     JobState.FAILED: "bold red",
 }

@@ -5,9 +5,12 @@ dispatching (quota reserved, the MultiKueue check looking for a worker), running
 worker (Admitted, `status.clusterName`), finished; the Workload's owner is the Job or the
 JobSet. The workers tell where the pods really are: each pod's node, and that node's pool
 (a Job's pods carry `job-name`, a JobSet's `jobset.sigs.k8s.io/jobset-name` and the name of
-their replicated job, a RayJob's head and workers the demo's `fleetq.dev/demo-rayjob`).
-Times are measured by the demo from what it observes (to within a poll), relative to the
-first submission.
+their replicated job, a RayJob's head and workers the demo's `fleetq.dev/demo-rayjob`,
+a PyTorchJob's `training.kubeflow.org/job-name`). A serving Deployment created on a worker
+has no Workload on the manager: its replicas are each a Pod queued by that worker's agent,
+and the record follows its pods there (gated: queued; every replica scheduled and
+ungated: serving). Times are measured by the demo from what it observes (to within a
+poll), relative to the first submission.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.demo_jobs import (
+    ADMISSION_GATE,
+    APP_LABEL,
     JOB_NAME_LABEL,
     JOBSET_NAME_LABEL,
     KUBEFLOW_JOB_NAME_LABEL,
@@ -41,12 +46,19 @@ class JobState(StrEnum):
     QUEUED = "queued"
     DISPATCHING = "dispatching"
     RUNNING = "running"
+    SERVING = "serving"
+    """A Deployment with every replica admitted and running (it never finishes)."""
     SUCCEEDED = "succeeded"
     FAILED = "failed"
 
     @property
     def done(self) -> bool:
-        return self in (JobState.SUCCEEDED, JobState.FAILED)
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.SERVING)
+
+    @property
+    def succeeded(self) -> bool:
+        """Ended as the demo wants: finished well, or serving."""
+        return self in (JobState.SUCCEEDED, JobState.SERVING)
 
 
 @dataclass
@@ -141,7 +153,7 @@ class FleetObserver:
                     if line:
                         changes.append(line)
         for worker in self.fleet.workers:
-            self._observe_pods(worker)
+            changes += self._observe_pods(worker)
         return changes
 
     def _workloads(self, namespace: str) -> list[dict[str, Any]]:
@@ -177,14 +189,20 @@ class FleetObserver:
         where = f" on {record.worker}" if record.state is JobState.RUNNING else ""
         return f"[{now:5.1f}s] {record.job.key}: {before.value} -> {record.state.value}{where}"
 
-    def _observe_pods(self, worker: ClusterAccess) -> None:
+    def _observe_pods(self, worker: ClusterAccess) -> list[str]:
         from kubernetes import client
 
         core = client.CoreV1Api(self._clients[worker.name])
         pools = self._pools.get(worker.name, {})
+        serving: dict[str, list[Any]] = {}
         for namespace in NAMESPACES:
             for pod in core.list_namespaced_pod(namespace).items:
                 labels = pod.metadata.labels or {}
+                deployment = self.records.get(f"{namespace}/{labels.get(APP_LABEL)}")
+                if deployment is not None and deployment.job.api is JobApi.DEPLOYMENT:
+                    if pod.metadata.deletion_timestamp is None:
+                        serving.setdefault(deployment.job.key, []).append(pod)
+                    continue
                 # A JobSet's pods also carry their child Job's `job-name`: the JobSet wins.
                 if RAYJOB_POD_LABEL in labels:
                     api, owner = JobApi.RAYJOB, labels.get(RAYJOB_POD_LABEL)
@@ -204,6 +222,41 @@ class FleetObserver:
                     record.replicated_nodes.setdefault(replicated, set()).add(
                         f"{worker.name}/{node}"
                     )
+
+        return [
+            line
+            for key, pods in serving.items()
+            if (line := self._update_serving(self.records[key], worker, pods)) is not None
+        ]
+
+    def _update_serving(
+        self, record: JobRecord, worker: ClusterAccess, pods: list[Any]
+    ) -> str | None:
+        """A Deployment's record from its live pods on `worker`."""
+        if record.state.done or record.job.cluster != worker.name:
+            return None
+        before = record.state
+        running = [
+            p
+            for p in pods
+            if p.spec.node_name
+            and not any(g.name == ADMISSION_GATE for g in p.spec.scheduling_gates or ())
+        ]
+        pools = self._pools.get(worker.name, {})
+        for pod in running:
+            record.nodes.add(f"{worker.name}/{pod.spec.node_name}")
+            record.pools.add(
+                pools.get(pod.spec.node_name) or self._pool_of(worker, pod.spec.node_name)
+            )
+        now = self.now()
+        if len(running) >= record.job.pods:
+            record.state, record.worker, record.admitted = JobState.SERVING, worker.name, now
+        elif pods:
+            record.state = JobState.QUEUED
+        if record.state is before:
+            return None
+        where = f" on {worker.name}" if record.state is JobState.SERVING else ""
+        return f"[{now:5.1f}s] {record.job.key}: {before.value} -> {record.state.value}{where}"
 
     def _pool_of(self, worker: ClusterAccess, node: str) -> str:
         """A node not seen at start (none are added in the demo, but be exact)."""

@@ -38,6 +38,7 @@ TRAINING_OPERATOR_VERSION = "v1.9.3"
 MultiKueue, which upstream Kueue requires it for since 0.11) and no JAXJob; v1.9.3 is the
 version upstream Kueue v0.19.2 builds and tests against (docs/kubeflow.md)."""
 MPI_OPERATOR_VERSION = "v0.6.0"
+LWS_VERSION = "v0.7.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
 
 
@@ -251,6 +252,19 @@ TOOLS: tuple[GoTool, ...] = (
                 (), f"github.com/kubeflow/mpi-operator\t{MPI_OPERATOR_VERSION}", build_info=True
             ),
         },
+    ),
+    GoTool(
+        name="lws",
+        version=LWS_VERSION,
+        # LeaderWorkerSet's controller (sigs.k8s.io/lws/cmd), for the
+        # leaderworkerset.x-k8s.io/leaderworkerset kind (not run by the fleet yet).
+        packages=("sigs.k8s.io/lws/cmd",),
+        binaries=("lws-controller",),
+        checks={
+            "lws-controller": VersionCheck((), f"sigs.k8s.io/lws\t{LWS_VERSION}", build_info=True),
+        },
+        ldflags=(f"-X sigs.k8s.io/lws/pkg/version.GitVersion={LWS_VERSION}",),
+        on_request=True,
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its

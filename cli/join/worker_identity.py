@@ -13,6 +13,7 @@ from typing import Any
 
 from cli.join.fleet_file import IdentitySpec
 from core.api.groups import FLEETQ_GROUP, KUEUE_GROUP
+from integrations.framework.job_capabilities import dispatchable
 from integrations.registry import REGISTRY
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -50,7 +51,7 @@ MULTIKUEUE_WORKER_RULES: tuple[PolicyRule, ...] = (
             (kind.resource.plural, f"{kind.resource.plural}/status"),
             FULL_CONTROL,
         )
-        for kind in REGISTRY
+        for kind in dispatchable(REGISTRY)
     ),
     # Events about remote objects (core and events.k8s.io are the same objects).
     PolicyRule("", ("events",), ("create",)),

@@ -22,7 +22,9 @@ from core.kube.informer import Informer
 from core.kube.resources import ResourceRef
 from core.manager import watched_kinds as kinds
 from core.manager.job_controller import (
+    JOB_BY_COMPOSED_NAME,
     JOB_BY_PREBUILT_WORKLOAD,
+    job_composed_index,
     job_prebuilt_workload_index,
     owner_index_name,
     workload_owner_index,
@@ -32,6 +34,7 @@ from core.manager.workload_priority_sync import (
     WORKLOAD_BY_PRIORITY_CLASS,
     workload_priority_class_index,
 )
+from integrations.framework.job_capabilities import composed
 from integrations.framework.job_kind import JobResource
 from integrations.framework.referenced_objects import ReadsReferencedObjects
 from integrations.framework.registry import FrameworkRegistry
@@ -68,7 +71,13 @@ class ManagerInformers:
 
         jobs = {
             kind.framework: cache(
-                kind.resource, **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index}
+                kind.resource,
+                **{JOB_BY_PREBUILT_WORKLOAD: job_prebuilt_workload_index},
+                **(
+                    {JOB_BY_COMPOSED_NAME: job_composed_index(kind)}
+                    if composed(kind) is not None
+                    else {}
+                ),
             )
             for kind in kinds_enabled
         }

@@ -99,6 +99,24 @@ class JobActions:
             self._event(job, EventReason.STOPPED, why)
         return current
 
+    async def delete_job(self, job: Json) -> None:
+        """Delete the job (a kind that `StopsByDeletion`), guarded by its UID."""
+        try:
+            await self.client.delete(
+                self.resource,
+                name_of(job),
+                namespace=namespace_of(job),
+                precondition_uid=uid_of(job) or None,
+            )
+        except NotFound:
+            return
+
+    async def release_job(self, job: Json, finalizer: str) -> None:
+        """Drop the kind's own finalizer from the job (a kind that `HoldsJobFinalizer`)."""
+        await set_finalizer(
+            self.client, self.resource, job, finalizer, present=False, field_manager=FIELD_MANAGER
+        )
+
     # -- workloads -----------------------------------------------------------------------
     async def create_workload(self, job: Json, workload: Workload) -> None:
         try:

@@ -26,6 +26,14 @@ A kind that starts in several writes (`framework.staged_start.StartsInSteps`) ha
 in order. For a kind reading referenced objects (`ReadsReferencedObjects`), a change of
 one reconciles the job owning it (a child the kind creates, like a TrainJob's JobSet), or
 every job of the kind for anything else (a runtime appearing lets waiting jobs queue).
+Kinds with optional capabilities (`integrations.framework.job_capabilities`) get a little
+more, and the others exactly the above: a `SkipsJobs` kind's skipped objects are left
+alone; a `HoldsJobFinalizer` kind's finalizer comes off the job once its Workload is
+Finished, once the job is being deleted (after its Workloads are finished and released),
+or when it finished without a Workload; a `StopsByDeletion` kind's job is deleted after
+its stop writes (a Pod); a `ComposedJobs` kind's objects that belong to a composed job (a
+pod group) are reconciled together under the key `<namespace>/<name>#composed`: the kind
+composes them into one job, and every write it plans is made member by member.
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -61,8 +69,14 @@ from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
-from integrations.framework.job_kind import JobKind, JobResource
-from integrations.framework.job_skip import skipped
+from integrations.framework.job_capabilities import (
+    IncompleteJob,
+    composed,
+    job_finalizer_of,
+    skips,
+    stops_by_deletion,
+)
+from integrations.framework.job_kind import JobKind, JobResource, JobWrite
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
 from integrations.framework.pod_set_info import InvalidPodSetInfo
@@ -84,6 +98,9 @@ ORPHAN_FINALIZER = "orphan"
 """What the garbage collector puts on an object deleted with orphan propagation."""
 
 JOB_BY_PREBUILT_WORKLOAD = "prebuiltWorkload"
+JOB_BY_COMPOSED_NAME = "composedJob"
+COMPOSED_KEY_SUFFIX = "#composed"
+"""Marks a composed job's queue key (never part of an object name)."""
 DEFAULT_WORKERS = 16
 """Jobs reconciled at the same time. A reconcile mostly waits on one write (the Workload's
 create, the job's start): at 4, Jobs arriving at 50/s waited seconds for their Workload."""
@@ -94,12 +111,38 @@ def owner_index_name(kind: JobKind) -> str:
     return f"owner:{kind.framework}"
 
 
+def composed_key(namespace: str, name: str) -> str:
+    """The queue key of the composed job `name` (a pod group) in `namespace`."""
+    return make_key(namespace, name) + COMPOSED_KEY_SUFFIX
+
+
+def job_key(kind: JobKind, obj: Json) -> str:
+    """The key an object of `kind` is reconciled under: its composed job's, or its own."""
+    parts = composed(kind)
+    name = parts.composed_name(obj) if parts is not None else None
+    return composed_key(namespace_of(obj), name) if name else object_key(obj)
+
+
+def job_composed_index(kind: JobKind) -> Callable[[Json], Iterable[str]]:
+    """Index objects of a `ComposedJobs` kind by their composed job's key."""
+
+    def index(obj: Json) -> Iterable[str]:
+        key = job_key(kind, obj)
+        return (key,) if key.endswith(COMPOSED_KEY_SUFFIX) else ()
+
+    return index
+
+
 def workload_owner_index(kind: JobKind) -> Callable[[Json], Iterable[str]]:
-    """Index Workloads by the `namespace/name` of the job of `kind` controlling them."""
+    """Index Workloads by the `namespace/name` of the job of `kind` controlling them (the
+    composed key for a composed job's Workload)."""
     api_version, kind_name = kind.resource.gvk
+    parts = composed(kind)
 
     def index(obj: Json) -> Iterable[str]:
         namespace = namespace_of(obj)
+        if parts is not None and (name := parts.composed_name_of_workload(obj)):
+            return (composed_key(namespace, name),)
         for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
             if (
                 owner.get("controller") is True
@@ -176,7 +219,7 @@ class JobController:
     # -- triggers ------------------------------------------------------------------------
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:
         def enqueue(obj: Json) -> None:
-            self.queue.add(object_key(obj))
+            self.queue.add(job_key(self.kind, obj))
 
         def updated(_old: Json, new: Json) -> None:
             if is_deleting(new) and ORPHAN_FINALIZER in finalizers_of(new):
@@ -240,7 +283,7 @@ class JobController:
             self.queue.add(object_key(job))
 
     async def run(self, workers: int = DEFAULT_WORKERS) -> None:
-        known = self.jobs.keys()
+        known = {job_key(self.kind, obj) for obj in self.jobs}
         for key in known:
             self.queue.add(key)
         await self.queue.run_workers(self._reconcile_or_retry, workers)
@@ -256,10 +299,10 @@ class JobController:
 
     # -- reading -------------------------------------------------------------------------
     def _manages(self, job: Json) -> bool:
+        if skips(self.kind, job):
+            return False  # upstream's Skip: a Pod not marked managed, a RayJob on a cluster
         if self.kind.managed_by(job) not in self._kueue_managed:
             return False
-        if skipped(self.kind, job):
-            return False  # e.g. a RayJob on an existing RayCluster (upstream's Skip)
         if self._child_of_queued_kind(job):
             return False  # queued with its parent (a JobSet's Job)
         if job_metadata.queue_name(job) or job_metadata.prebuilt_workload_name(job) is not None:
@@ -315,8 +358,22 @@ class JobController:
         )
 
     # -- reconcile -----------------------------------------------------------------------
-    async def reconcile(self, key: str) -> None:
+    def _job(self, key: str) -> Json | None:
+        """The job under `key`: a cached object, or the composed job of its members."""
+        parts = composed(self.kind)
+        if parts is None:
+            return self.jobs.get(key)
+        if key.endswith(COMPOSED_KEY_SUFFIX):
+            members = self.jobs.by_index(JOB_BY_COMPOSED_NAME, key)
+            namespace, _, name = key.removesuffix(COMPOSED_KEY_SUFFIX).partition("/")
+            return parts.compose(namespace, name, members) if members else None
         job = self.jobs.get(key)
+        if job is not None and parts.composed_name(job):
+            return None  # reconciled under its composed job's key
+        return job
+
+    async def reconcile(self, key: str) -> None:
+        job = self._job(key)
         owned = self._owned(key)
         if job is None or is_deleting(job):
             # Orphaned by the job's deletion (kept until then): it stays, finished.
@@ -329,27 +386,38 @@ class JobController:
         if job is None:
             orphaned = key in self._orphaning
             self._orphaning.discard(key)
-            for workload in owned:
-                if orphaned:  # the GC has not yet taken its owner reference away
-                    self._finish_orphaned(workload)
-                    await self.actions.release_workload(workload)
-                else:
+            if self.jobs.get(key) is None:
+                for workload in owned:
+                    if orphaned:  # the GC has not yet taken its owner reference away
+                        self._finish_orphaned(workload)
+                        await self.actions.release_workload(workload)
+                        continue
                     await self.actions.delete_workload(None, workload)
             return
         if not self._manages(job):
             return
+        try:
+            await self._reconcile(key, job, owned)
+        except IncompleteJob:
+            self.log.debug("job.incomplete", job=key)  # the next member's event comes back
+
+    async def _reconcile(self, key: str, job: Json, owned: list[Json]) -> None:
+        is_composed = key.endswith(COMPOSED_KEY_SUFFIX)
         job_uid = uid_of(job)
-        mine = [w for w in owned if _controller_uid(w) == job_uid]
-        strays = [w for w in owned if _controller_uid(w) != job_uid]
+        mine = [w for w in owned if is_composed or _controller_uid(w) == job_uid]
+        strays = [w for w in owned if not is_composed and _controller_uid(w) != job_uid]
         for workload in strays:  # left by an earlier Job of the same name
             await self.actions.delete_workload(None, workload)
         if is_deleting(job):
             for workload in mine:
                 self._finish_orphaned(workload)
                 await self.actions.release_workload(workload)
+            await self._release_job(job)
             return
+        if is_composed:
+            await self._release_deleted_members(job)
         log = self.log.bind(job=key)
-        prebuilt = job_metadata.prebuilt_workload_name(job)
+        prebuilt = None if is_composed else job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
             workload_obj = await self._prebuilt(job, prebuilt)
             if workload_obj is not None:
@@ -358,12 +426,14 @@ class JobController:
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
         kind = self.kind
-        match = match_workloads(kind, job, decoded, self._flavors(decoded))
+        match = match_workloads(
+            kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
+        )
         for unmatched in match.to_delete:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
             restore = match.restore_from
-            await self.actions.stop(job, kind.plan_stop(job, restore), "No matching Workload")
+            await self._stop(job, kind.plan_stop(job, restore), "No matching Workload")
             return
         if match.to_update is not None:
             spec = rebuilt_spec(kind, job, match.to_update, self._priority_classes())
@@ -374,6 +444,8 @@ class JobController:
         if match.match is None:
             if kind.finished(job) is None and not match.to_delete:
                 await self._create(job, log)
+            elif kind.finished(job) is not None and not mine:
+                await self._release_job(job)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
 
@@ -398,6 +470,9 @@ class JobController:
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
+        parts = composed(self.kind)
+        if parts is not None and parts.members_of(job):
+            workload = parts.composed_workload(workload, job)
         log.info("job.create_workload", workload=workload.metadata.name)
         await self.actions.create_workload(job, workload)
 
@@ -421,11 +496,12 @@ class JobController:
         status = status_of(workload_obj)
         workload = decode(Workload, workload_obj)
         if condition_true(status, Cond.FINISHED):
+            await self._release_job(job)
             if RESOURCE_IN_USE_FINALIZER in finalizers_of(workload_obj):
                 await self.actions.release_workload(workload_obj)
             return
         if is_deleting(workload_obj):
-            await self.actions.stop(job, kind.plan_stop(job, workload), "Workload is deleted")
+            await self._stop(job, kind.plan_stop(job, workload), "Workload is deleted")
             await self.actions.release_workload(workload_obj)
             return
         finish = kind.finished(job)
@@ -438,7 +514,7 @@ class JobController:
             return
         if condition_true(status, Cond.EVICTED):
             evicted = condition_of(status, Cond.EVICTED) or {}
-            stopped = await self.actions.stop(
+            stopped = await self._stop(
                 job,
                 kind.plan_stop(job, workload),
                 str(evicted.get("message") or "Workload evicted"),
@@ -462,9 +538,57 @@ class JobController:
                 await self.actions.set_workload_queue(workload_obj, queue)
             return
         if not condition_true(status, Cond.ADMITTED):
-            await self.actions.stop(
-                job, kind.plan_stop(job, workload), "Not admitted by cluster queue"
-            )
+            await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
+
+    def _objects(self, job: Json, after: Json) -> list[tuple[Json, Json]]:
+        """(object before, object after) for each object a write to `job` touches: the job
+        itself, or each member of a composed job."""
+        parts = composed(self.kind)
+        if parts is None or not parts.members_of(job):
+            return [(job, after)]
+        return list(zip(parts.members_of(job), parts.members_of(after), strict=True))
+
+    async def _stop(self, job: Json, writes: list[JobWrite], why: str) -> Json:
+        """Run a stop plan; a `StopsByDeletion` kind's job is then deleted. A composed
+        job's plan is run member by member (and returns the job as it was planned)."""
+        parts = composed(self.kind)
+        if parts is not None and parts.members_of(job):
+            for write in writes:
+                for before, after in self._objects(job, write.job):
+                    ops = diff(before, after)
+                    if ops:
+                        member = JobWrite(write.subresource, ops, dict(after))
+                        stopped = await self.actions.stop(before, [member], why)
+                        if stops_by_deletion(self.kind):
+                            await self.actions.delete_job(stopped)
+            return job
+        stopped = await self.actions.stop(job, writes, why)
+        if writes and stops_by_deletion(self.kind):
+            await self.actions.delete_job(stopped)
+        return stopped
+
+    async def _release_deleted_members(self, job: Json) -> None:
+        """A member of a composed job that is being deleted is not waited for: its
+        finalizer comes off at once (the composed job goes on without it)."""
+        finalizer = job_finalizer_of(self.kind)
+        parts = composed(self.kind)
+        if finalizer is None or parts is None:
+            return
+        for member in parts.members_of(job):
+            if is_deleting(member) and finalizer in finalizers_of(member):
+                await self.actions.release_job(member, finalizer)
+
+    async def _release_job(self, job: Json) -> None:
+        """Drop a `HoldsJobFinalizer` kind's finalizer from the job (from every member of a
+        composed job), where it is still there."""
+        finalizer = job_finalizer_of(self.kind)
+        if finalizer is None:
+            return
+        parts = composed(self.kind)
+        objects = parts.members_of(job) if parts is not None else []
+        for obj in objects or [dict(job)]:
+            if finalizer in finalizers_of(obj):
+                await self.actions.release_job(obj, finalizer)
 
     async def _follow_priority_class(
         self, job: Json, workload_obj: Json, workload: Workload
@@ -524,10 +648,11 @@ class JobController:
                 log.info("job.start", workload=key, cluster_queue=cluster_queue)
                 await self.actions.start_in_steps(job, writes, cluster_queue)
             return
-        ops = diff(job, started)
-        if ops:
-            log.info("job.start", workload=key, cluster_queue=cluster_queue)
-            await self.actions.start(job, ops, cluster_queue)
+        for before, after in self._objects(job, started):
+            ops = diff(before, after)
+            if ops:
+                log.info("job.start", workload=key, cluster_queue=cluster_queue)
+                await self.actions.start(before, ops, cluster_queue)
 
 
 def _controller_uid(workload: Json) -> str:

@@ -66,8 +66,10 @@ from core.manager.workload_priority_sync import WorkloadPrioritySync
 from core.manager.workload_status_sync import WorkloadStatusWriter
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
+from integrations.framework.job_capabilities import reconciled
 from integrations.framework.job_kind import JobKind, JobResource
 from integrations.framework.referenced_objects import ReadsReferencedObjects
+from integrations.framework.registry import FrameworkRegistry
 
 SYNC_TIMEOUT_SECONDS = 120.0
 
@@ -158,7 +160,9 @@ class KueueManager:
         self.host = EngineHost(engine_config_for(configuration))
         self.job_kinds = configuration.job_kinds
         """The enabled job kinds (`integrations.frameworks` ∩ the registry)."""
-        self.informers = ManagerInformers.create(client, self.job_kinds)
+        self.informers = ManagerInformers.create(
+            client, FrameworkRegistry(reconciled(self.job_kinds))
+        )
         informers = self.informers
         self.cluster_feed = ClusterObjectFeed(self.host, self.events)
         self.versions = WorkloadVersions(informers.workloads.store.get)
@@ -186,7 +190,7 @@ class KueueManager:
                 management=management,
                 queued_as_a_whole=self.job_kinds.queued_as_a_whole,
             )
-            for kind in self.job_kinds
+            for kind in reconciled(self.job_kinds)
         ]
         self.status_writer = WorkloadStatusWriter(
             client,

@@ -47,6 +47,7 @@ from core.manager.webhooks.configurations import (
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
 from core.manager.webhooks.runtime import WebhookRuntime
+from integrations.framework.job_capabilities import webhooks_in_managed_namespaces_only
 from integrations.framework.job_kind import JobResource
 
 REGISTERED_BY_LABEL: Final = "fleetq.dev/registered-by"
@@ -79,9 +80,14 @@ class UrlRegistration:
         hub_namespace: str,
         ca_bundle: bytes,
         job_resources: tuple[JobResource, ...],
+        *,
+        managed_namespaces_only: frozenset[JobResource] = frozenset(),
+        managed_jobs_namespace_selector: Mapping[str, Any] | None = None,
     ) -> WebhookSettings:
         return WebhookSettings(
             job_resources=job_resources,
+            managed_namespaces_only=managed_namespaces_only,
+            managed_jobs_namespace_selector=managed_jobs_namespace_selector,
             endpoint=UrlEndpoint.local(port, self.host),
             hub_namespace=hub_namespace,
             ca_bundle=ca_bundle,
@@ -127,6 +133,12 @@ class ManagerWebhooks:
         self._client = client
         self._namespace = configuration.namespace
         self._job_resources = tuple(kind.resource for kind in configuration.job_kinds)
+        self._managed_namespaces_only = frozenset(
+            kind.resource
+            for kind in configuration.job_kinds
+            if webhooks_in_managed_namespaces_only(kind)
+        )
+        self._managed_jobs_namespace_selector = configuration.managed_jobs_namespace_selector
         self._registration = registration
         served = configuration
         if port is not None:
@@ -188,7 +200,12 @@ class ManagerWebhooks:
             if await self._ours_to_remove(target):
                 self._owned.add(target)
         settings = registration.settings(
-            self.port, self._namespace, self._ca_bundle(), self._job_resources
+            self.port,
+            self._namespace,
+            self._ca_bundle(),
+            self._job_resources,
+            managed_namespaces_only=self._managed_namespaces_only,
+            managed_jobs_namespace_selector=self._managed_jobs_namespace_selector,
         )
         await apply_configurations(self._client, settings)
         self._registered.set()

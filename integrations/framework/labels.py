@@ -25,10 +25,18 @@ __all__ = [
     "LEGACY_CONTROLLER_UID_LABEL",
     "LEGACY_JOB_NAME_LABEL",
     "LOCAL_QUEUE_LABEL",
+    "MANAGED_LABEL",
+    "MANAGED_LABEL_VALUE",
     "MAX_EXEC_TIME_SECONDS_LABEL",
     "MULTIKUEUE_CONTROLLER_NAME",
     "MULTIKUEUE_MANAGED_BY",
     "MULTIKUEUE_ORIGIN_LABEL",
+    "POD_ADMISSION_GATE",
+    "POD_GROUP_FAST_ADMISSION_ANNOTATION",
+    "POD_GROUP_NAME_LABEL",
+    "POD_GROUP_SERVING_ANNOTATION",
+    "POD_GROUP_TOTAL_COUNT_ANNOTATION",
+    "POD_ROLE_HASH_ANNOTATION",
     "POD_SET_GROUP_NAME_ANNOTATION",
     "POD_SET_LABEL",
     "POD_SET_PREFERRED_TOPOLOGY_ANNOTATION",
@@ -36,6 +44,7 @@ __all__ = [
     "POD_SET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION",
     "POD_SET_SLICE_SIZE_ANNOTATION",
     "POD_SET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
+    "POD_SUSPENDING_PARENT_ANNOTATION",
     "PREBUILT_WORKLOAD_LABEL",
     "PRIORITY_CLASS_LABEL",
     "PROVISIONING_REQUEST_ANNOTATION_PREFIX",
@@ -88,6 +97,24 @@ BATCH_JOB_MANAGED_POD_LABELS: Final = (
 """Pod-template labels the apiserver adds to every Job; a stop keeps them as they are."""
 BATCH_JOB_COMPLETION_INDEX_ANNOTATION: Final = "batch.kubernetes.io/job-completion-index"
 """Pod label/annotation holding an Indexed Job pod's index (topology-aware placement)."""
+
+# --- On plain Pods, and the templates of kinds whose pods are queued as Pods ----------------
+POD_ADMISSION_GATE: Final = "kueue.x-k8s.io/admission"
+"""The scheduling gate that holds a queued Pod back until its Workload is admitted."""
+MANAGED_LABEL: Final = "kueue.x-k8s.io/managed"
+"""Marks a Pod Kueue manages (value `true`); also the name of a queued Pod's finalizer."""
+MANAGED_LABEL_VALUE: Final = "true"
+POD_SUSPENDING_PARENT_ANNOTATION: Final = "kueue.x-k8s.io/pod-suspending-parent"
+"""On a parent's pod template (a Deployment's, a StatefulSet's): the framework that queues
+its pods; the Pod webhook gates such a Pod and leaves the finalizer to the parent."""
+POD_GROUP_NAME_LABEL: Final = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_TOTAL_COUNT_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-total-count"
+POD_GROUP_SERVING_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-serving"
+"""A pod group that serves (a StatefulSet's): never finished while its pods run."""
+POD_GROUP_FAST_ADMISSION_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-fast-admission"
+"""`true`: the group's Workload is built from its first Pod, for the total count."""
+POD_ROLE_HASH_ANNOTATION: Final = "kueue.x-k8s.io/role-hash"
+"""Names a grouped Pod's pod set (its role)."""
 
 # --- MultiKueue ---------------------------------------------------------------------------
 MULTIKUEUE_MANAGED_BY: Final = MULTIKUEUE_CONTROLLER_NAME

@@ -12,6 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from integrations.framework.job_capabilities import (
+    implied_frameworks,
+    is_child_of_every_kind,
+    is_webhook_only,
+)
 from integrations.framework.job_kind import JobKind
 
 UPSTREAM_FRAMEWORKS = frozenset(
@@ -77,13 +82,22 @@ class FrameworkRegistry:
     @property
     def queued_as_a_whole(self) -> frozenset[tuple[str, str]]:
         """(API group, kind) of the kinds here whose children are kinds here too (a
-        JobSet and its Jobs): a child of one is queued with it, never on its own."""
+        JobSet and its Jobs): a child of one is queued with it, never on its own. With a
+        kind here that every kind creates (`ChildOfEveryKind`: Pods), every other kind
+        here that is queued itself (not `WebhookOnly`) is such an owner."""
         here = {(kind.resource.group, kind.resource.kind) for kind in self.kinds}
-        return frozenset(
+        owners = {
             (kind.resource.group, kind.resource.kind)
             for kind in self.kinds
             if any(child in here for child in kind.child_kinds)
-        )
+        }
+        if any(is_child_of_every_kind(kind) for kind in self.kinds):
+            owners |= {
+                (kind.resource.group, kind.resource.kind)
+                for kind in self.kinds
+                if not is_child_of_every_kind(kind) and not is_webhook_only(kind)
+            }
+        return frozenset(owners)
 
     def get(self, framework: str) -> JobKind | None:
         return self._by_name.get(framework)
@@ -106,6 +120,10 @@ class FrameworkRegistry:
         return sorted(set(names) - set(self._by_name))
 
     def enabled(self, frameworks: Iterable[str]) -> FrameworkRegistry:
-        """The registered kinds `frameworks` names, in registry order."""
+        """The registered kinds `frameworks` names, and those they imply
+        (`ImpliesFrameworks`), in registry order."""
         wanted = set(frameworks)
+        for kind in self.kinds:
+            if kind.framework in wanted:
+                wanted.update(implied_frameworks(kind))
         return FrameworkRegistry(tuple(kind for kind in self.kinds if kind.framework in wanted))

@@ -30,6 +30,7 @@ from tests.builders.base import (
     ObjectBuilder,
     owner_reference,
 )
+from tests.builders.deployment import Deployment, kwok_inference
 from tests.builders.fleetq import WorkerCapacity
 from tests.builders.job import GPU, JOB_IMAGE, Job, kwok_job
 from tests.builders.jobset import JobSet, kwok_jobset
@@ -50,12 +51,15 @@ from tests.builders.pod import (
     KWOK_JITTER_ANNOTATION,
     KWOK_RUN_ANNOTATION,
     POD_IMAGE,
+    Pod,
     PodTemplate,
     PodTemplateMethods,
+    kwok_pod,
 )
 from tests.builders.priority import WorkloadPriorityClass
 from tests.builders.queues import ClusterQueue, Cohort, FlavorQuotas, LocalQueue, ResourceFlavor
 from tests.builders.ray import RayCluster, RayJob, kwok_rayjob
+from tests.builders.statefulset import StatefulSet
 from tests.builders.trainjob import (
     ClusterTrainingRuntime,
     TrainingRuntime,
@@ -88,6 +92,7 @@ __all__ = [
     "ClusterQueue",
     "ClusterTrainingRuntime",
     "Cohort",
+    "Deployment",
     "FlavorQuotas",
     "Job",
     "JobSet",
@@ -98,19 +103,23 @@ __all__ = [
     "MultiKueueCluster",
     "MultiKueueConfig",
     "ObjectBuilder",
+    "Pod",
     "PodTemplate",
     "PodTemplateMethods",
     "RayCluster",
     "RayJob",
     "ResourceFlavor",
+    "StatefulSet",
     "TrainJob",
     "TrainingRuntime",
     "WorkerCapacity",
     "Workload",
     "WorkloadPriorityClass",
+    "kwok_inference",
     "kwok_job",
     "kwok_jobset",
     "kwok_kubeflow_job",
+    "kwok_pod",
     "kwok_rayjob",
     "kwok_training_runtime",
     "kwok_trainjob",

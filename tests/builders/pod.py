@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 from devfleet.kwok_stages import RUN_DURATION_ANNOTATION, RUN_JITTER_ANNOTATION
-from tests.builders.base import DictBuilder, Json, without_none
+from tests.builders.base import QUEUE_LABEL, DictBuilder, Json, ObjectBuilder, without_none
 
 POD_IMAGE = "registry.invalid/x"
 """Never pulled: on a lite fleet nothing runs pods, on kwok nodes pods are faked."""
@@ -138,3 +138,51 @@ def template_of(template: PodTemplate | Mapping[str, Any]) -> Json:
     if isinstance(template, PodTemplate):
         return template.obj()
     return copy.deepcopy(dict(template))
+
+
+class Pod(PodTemplateMethods, ObjectBuilder):
+    """A plain v1 Pod (upstream: `testingpod`): one container `c`, restartPolicy Never.
+
+    The pod template methods act on the Pod itself (a Pod is its own template), so
+    `request`, `node_selector`, `kwok_run` and `pod_label` work as on a Job's template.
+    """
+
+    api_version = "v1"
+    kind = "Pod"
+
+    def __init__(self, name: str, namespace: str | None = None) -> None:
+        super().__init__(name, namespace)
+        self._obj["spec"] = {"restartPolicy": "Never"}
+        self.add_container("c")
+
+    def _pod_template(self) -> Json:
+        return self._obj
+
+    def queue(self, local_queue: str) -> Self:
+        return self.label(QUEUE_LABEL, local_queue)
+
+    def gate(self, name: str) -> Self:
+        self._pod_spec().setdefault("schedulingGates", []).append({"name": name})
+        return self
+
+    def phase(self, phase: str) -> Self:
+        return self.status(phase=phase)
+
+    def group(self, name: str, total_count: int) -> Self:
+        """Upstream's pod-group label and total-count annotation."""
+        return self.label(POD_GROUP_NAME_LABEL, name).annotation(
+            POD_GROUP_TOTAL_COUNT_ANNOTATION, str(total_count)
+        )
+
+
+POD_GROUP_NAME_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_TOTAL_COUNT_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+
+
+def kwok_pod(name: str, *, gpus: int = 0, cpu: str = "1", run_seconds: float = 5) -> Pod:
+    """A Pod kwok runs for `run_seconds` then marks Succeeded, asking for `cpu` (and
+    `gpus` nvidia.com/gpu)."""
+    pod = Pod(name).request("cpu", cpu).request("memory", "1Gi").kwok_run(run_seconds)
+    if gpus:
+        pod.limit("nvidia.com/gpu", str(gpus))
+    return pod

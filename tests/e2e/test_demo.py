@@ -4,8 +4,10 @@ from the JSON summary it writes, and from the machine afterwards.
 The demo brings up its own fleet ("demo", under a FLEETQ_HOME of the test's own, so it
 never meets a developer's kept demo fleet), installs the charts with helm, joins the
 workers from clusters.example.yaml, runs the hub and agents with the charts' tokens and
-submits GPU and CPU jobs on the manager, one of them a JobSet. The test asserts that:
+submits GPU and CPU jobs on the manager, one of them a JobSet, and a small inference
+Deployment on worker-2. The test asserts that:
 - every job succeeded, and jobs ran on both workers;
+- the Deployment's two replicas were queued by worker-2's agent and serve on its CPU nodes;
 - the JobSet (a driver and 4 GPU workers) ran whole on exactly one worker, and its worker
   pods spread over more than one of that worker's nodes;
 - GPU jobs' pods ran on GPU nodes and CPU jobs' pods on CPU nodes (node pools as the
@@ -110,13 +112,14 @@ def test_the_demo_spreads_gpu_and_cpu_jobs_and_a_jobset_over_both_workers_and_al
     assert {job["priority"] for job in jobs} >= {"high", "low"}
     for job in jobs:
         name = f"{job['namespace']}/{job['name']}"
-        assert job["state"] == "succeeded", job
+        serving = job["apiKind"] == "Deployment"
+        assert job["state"] == ("serving" if serving else "succeeded"), job
         assert job["worker"] in WORKERS, job
         assert job["nodePools"] == [job["kind"]], f"{name} ran on {job['nodes']}"
         assert all(node.startswith(f"{job['worker']}/{job['worker']}-") for node in job["nodes"])
         assert job["queuedSeconds"] is not None and job["ranSeconds"] > 0, job
     assert {job["worker"] for job in jobs} == WORKERS
-    assert {job["apiKind"] for job in jobs} == {"Job", "JobSet", "PyTorchJob"}
+    assert {job["apiKind"] for job in jobs} == {"Job", "JobSet", "PyTorchJob", "Deployment"}
 
     (pytorchjob,) = [job for job in jobs if job["apiKind"] == "PyTorchJob"]
     assert (pytorchjob["namespace"], pytorchjob["name"]) == ("team-b", "llm-finetune-pt")
@@ -124,6 +127,13 @@ def test_the_demo_spreads_gpu_and_cpu_jobs_and_a_jobset_over_both_workers_and_al
     # Master and workers all on the one worker the Workload was placed on.
     assert {node.split("/", 1)[0] for node in pytorchjob["nodes"]} == {pytorchjob["worker"]}
     assert len(pytorchjob["nodes"]) > 1, pytorchjob
+    (inference,) = [job for job in jobs if job["apiKind"] == "Deployment"]
+    assert (inference["name"], inference["worker"], inference["pods"]) == (
+        "embed-server",
+        "worker-2",
+        2,
+    )
+    assert len(inference["nodes"]) >= 1 and inference["nodePools"] == ["cpu"], inference
 
     (jobset,) = [job for job in jobs if job["apiKind"] == "JobSet"]
     assert (jobset["namespace"], jobset["name"]) == ("team-a", "llm-pretrain-js")

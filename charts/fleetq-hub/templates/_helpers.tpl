@@ -136,6 +136,22 @@ with the Services, ports and RBAC around it.
 {{- toYaml $selector -}}
 {{- end -}}
 
+{{/* The job namespace selector, further confined to the namespaces the Configuration's managedJobsNamespaceSelector selects (its default: not kube-system, not kueue-system), for the webhooks of kinds in the path of every pod (Pods); matchLabels become In expressions so the two AND together. */}}
+{{- define "fleetq-hub.managedJobNamespaceSelector" -}}
+{{- $selector := include "fleetq-hub.jobNamespaceSelector" . | fromYaml -}}
+{{- $default := dict "matchExpressions" (list (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list "kube-system" "kueue-system"))) -}}
+{{- $managed := default $default (get (default (dict) .Values.configuration) "managedJobsNamespaceSelector") -}}
+{{- $expressions := get $selector "matchExpressions" -}}
+{{- range $key, $value := (default (dict) (get $managed "matchLabels")) -}}
+{{- $expressions = append $expressions (dict "key" $key "operator" "In" "values" (list $value)) -}}
+{{- end -}}
+{{- range (default (list) (get $managed "matchExpressions")) -}}
+{{- $expressions = append $expressions . -}}
+{{- end -}}
+{{- $_ := set $selector "matchExpressions" $expressions -}}
+{{- toYaml $selector -}}
+{{- end -}}
+
 {{/* clientConfig of one webhook: the webhook Service, at `path`, with the caBundle when the chart knows it. */}}
 {{- define "fleetq-hub.webhookClientConfig" -}}
 {{- $root := .root -}}

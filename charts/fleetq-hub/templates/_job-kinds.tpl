@@ -132,6 +132,36 @@
   - apiGroups: ["kubeflow.org"]
     resources: ["mpijobs/finalizers"]
     verbs: ["update"]
+  # pod: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch", "patch", "update", "delete"]
+  - apiGroups: [""]
+    resources: ["pods/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: [""]
+    resources: ["pods/finalizers"]
+    verbs: ["update"]
+  # deployment: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["apps"]
+    resources: ["deployments"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["deployments/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["deployments/finalizers"]
+    verbs: ["update"]
+  # statefulset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["apps"]
+    resources: ["statefulsets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["statefulsets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["apps"]
+    resources: ["statefulsets/finalizers"]
+    verbs: ["update"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -351,6 +381,60 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "pod" .Values.configuration.integrations.frameworks }}
+- name: mpod.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate--v1-pod") | nindent 4 }}
+  rules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["pods"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "deployment" .Values.configuration.integrations.frameworks }}
+- name: mdeployment.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-apps-v1-deployment") | nindent 4 }}
+  rules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["deployments"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "statefulset" .Values.configuration.integrations.frameworks }}
+- name: mstatefulset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-apps-v1-statefulset") | nindent 4 }}
+  rules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["statefulsets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -564,6 +648,60 @@
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "pod" .Values.configuration.integrations.frameworks }}
+- name: vpod.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate--v1-pod") | nindent 4 }}
+  rules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["pods"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "deployment" .Values.configuration.integrations.frameworks }}
+- name: vdeployment.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-apps-v1-deployment") | nindent 4 }}
+  rules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["deployments"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "statefulset" .Values.configuration.integrations.frameworks }}
+- name: vstatefulset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-apps-v1-statefulset") | nindent 4 }}
+  rules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["statefulsets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
   sideEffects: None
   failurePolicy: Fail
   matchPolicy: Equivalent

@@ -17,6 +17,10 @@ from pathlib import Path
 from core.manager.chartgen.user_roles import user_roles_template
 from core.manager.webhooks.configurations import job_rule
 from core.manager.webhooks.paths import job_mutate_path, job_validate_path
+from integrations.framework.job_capabilities import (
+    stops_by_deletion,
+    webhooks_in_managed_namespaces_only,
+)
 from integrations.framework.job_kind import JobKind
 from integrations.framework.referenced_objects import ReadsReferencedObjects
 
@@ -32,16 +36,20 @@ def _flow(items: Iterable[str]) -> str:
 
 def rbac_rules(kinds: Iterable[JobKind], *, indent: int = 2) -> str:
     """ClusterRole rules for every job kind: watch and start/stop it, write its status,
-    and own-reference it from Workloads; read what a kind's jobs reference."""
+    and own-reference it from Workloads; a kind that `StopsByDeletion` deleted too; read
+    what a kind's jobs reference."""
     pad = " " * indent
     lines: list[str] = []
     for kind in kinds:
         group, plural = kind.resource.group, kind.resource.plural
+        verbs = ["get", "list", "watch", "patch", "update"]
+        if stops_by_deletion(kind):
+            verbs.append("delete")
         lines += [
             f"{pad}# {kind.framework}: watched, suspended/resumed; status restored or copied back.",
             f"{pad}- apiGroups: {_flow([group])}",
             f"{pad}  resources: {_flow([plural])}",
-            f'{pad}  verbs: ["get", "list", "watch", "patch", "update"]',
+            f"{pad}  verbs: {_flow(verbs)}",
             f"{pad}- apiGroups: {_flow([group])}",
             f"{pad}  resources: {_flow([plural + '/status'])}",
             f'{pad}  verbs: ["get", "patch", "update"]',
@@ -65,6 +73,11 @@ def _webhook_entry(kind: JobKind, *, mutating: bool, chart: str) -> str:
     prefix = "m" if mutating else "v"
     path = job_mutate_path(resource) if mutating else job_validate_path(resource)
     rule = job_rule(resource, ["CREATE"] if mutating else ["CREATE", "UPDATE"])
+    selector = (
+        "managedJobNamespaceSelector"
+        if webhooks_in_managed_namespaces_only(kind)
+        else "jobNamespaceSelector"
+    )
     return "\n".join(
         [
             f'{{{{- if has "{kind.framework}" .Values.configuration.integrations.frameworks }}}}',
@@ -79,7 +92,7 @@ def _webhook_entry(kind: JobKind, *, mutating: bool, chart: str) -> str:
             f"      resources: {_flow(rule['resources'])}",
             f"      scope: {rule['scope']}",
             "  namespaceSelector:",
-            f'    {{{{- include "{chart}.jobNamespaceSelector" . | nindent 4 }}}}',
+            f'    {{{{- include "{chart}.{selector}" . | nindent 4 }}}}',
             "  sideEffects: None",
             "  failurePolicy: Fail",
             "  matchPolicy: Equivalent",

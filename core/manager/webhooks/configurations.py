@@ -7,8 +7,11 @@ mirrors upstream's registrations: jobs of every enabled kind are defaulted on CR
 validated on CREATE and UPDATE, kueue objects validated on CREATE and UPDATE (Workloads'
 status too); sideEffects None, failurePolicy Fail, admissionReviewVersions [v1]. Job
 webhooks skip the hub's own namespace and kube-system, so the control plane never waits
-on the hub. The chart's templates are generated from the same functions
-(`core.manager.chartgen`).
+on the hub. A kind whose webhooks sit in the path of every pod creation
+(`WebhooksInManagedNamespacesOnly`: Pods) is further confined to the namespaces the
+Configuration's `managedJobsNamespaceSelector` selects, as upstream's chart confines its
+Pod webhooks, so a pod anywhere else never waits on the hub. The chart's templates are
+generated from the same functions (`core.manager.chartgen`).
 Tests narrow both further with selectors, so their webhooks cannot touch other tests.
 """
 
@@ -96,6 +99,10 @@ class WebhookSettings:
         kind.resource for kind in REGISTRY.enabled(DEFAULT_FRAMEWORKS)
     )
     """The enabled job kinds: each gets a defaulting and a validating webhook."""
+    managed_namespaces_only: frozenset[JobResource] = frozenset()
+    """Job kinds whose webhooks also require `managed_jobs_namespace_selector`."""
+    managed_jobs_namespace_selector: Mapping[str, Any] | None = None
+    """The Configuration's `managedJobsNamespaceSelector` (None: no further terms)."""
 
 
 def _webhook(
@@ -130,6 +137,28 @@ def job_namespace_selector(settings: WebhookSettings) -> dict[str, Any]:
     return selector
 
 
+def selector_expressions(selector: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """A label selector as match expressions only (matchLabels as `In [value]`), so two
+    selectors AND together by concatenation."""
+    if not selector:
+        return []
+    labels = selector.get("matchLabels") or {}
+    return [
+        *(
+            {"key": key, "operator": "In", "values": [str(value)]}
+            for key, value in sorted(labels.items())
+        ),
+        *(dict(term) for term in selector.get("matchExpressions") or ()),
+    ]
+
+
+def managed_job_namespace_selector(settings: WebhookSettings) -> dict[str, Any]:
+    """`job_namespace_selector`, and only where `managedJobsNamespaceSelector` selects."""
+    selector = job_namespace_selector(settings)
+    selector["matchExpressions"] += selector_expressions(settings.managed_jobs_namespace_selector)
+    return selector
+
+
 def job_rule(resource: JobResource, operations: list[str]) -> dict[str, Any]:
     """The rule sending a job kind's writes to its webhook."""
     return {
@@ -151,7 +180,11 @@ def _job_webhook(
     name = f"{prefix}{resource.kind.lower()}"
     rule = job_rule(resource, operations)
     webhook = _webhook(settings, name, path, [rule])
-    webhook["namespaceSelector"] = job_namespace_selector(settings)
+    webhook["namespaceSelector"] = (
+        managed_job_namespace_selector(settings)
+        if resource in settings.managed_namespaces_only
+        else job_namespace_selector(settings)
+    )
     return webhook
 
 

@@ -33,6 +33,7 @@ from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.remote_caches import RemoteKinds
 from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.connections.worker_events import WorkerListener
+from integrations.framework.job_capabilities import dispatchable
 
 SYNC_TIMEOUT_SECONDS = 120.0
 
@@ -59,7 +60,9 @@ class MultiKueueConnections:
         )
         if settings.kinds == RemoteKinds():
             kinds = RemoteKinds(
-                jobs={kind.framework: kind.resource for kind in configuration.job_kinds}
+                jobs={
+                    kind.framework: kind.resource for kind in dispatchable(configuration.job_kinds)
+                }
             )
             settings = replace(settings, kinds=kinds)
         self.settings = settings

@@ -42,6 +42,8 @@ from hub.multikueue.dispatch.settings import (
     DispatchSettings,
 )
 from hub.multikueue.dispatch.workload_reconciler import WorkloadReconciler
+from integrations.framework.job_capabilities import dispatchable
+from integrations.framework.registry import FrameworkRegistry
 
 SYNC_TIMEOUT_SECONDS = 120.0
 
@@ -82,7 +84,7 @@ class MultiKueueDispatch:
         if workloads is None:
             workloads = Informer(manager_client, kind_info("Workload"), into=dict)
             self._own.append(workloads)
-        self.kinds = configuration.job_kinds
+        self.kinds = FrameworkRegistry(dispatchable(configuration.job_kinds))
         if jobs is None:
             jobs = {
                 kind.framework: Informer(manager_client, kind.resource, into=dict)

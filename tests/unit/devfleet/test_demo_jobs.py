@@ -171,3 +171,33 @@ def test_both_mixes_hold_one_pytorchjob_of_a_master_and_four_4_gpu_workers_for_m
     assert worker["resources"]["limits"] == {"nvidia.com/gpu": "4"}
     for spec in specs.values():
         assert spec["template"]["spec"]["nodeSelector"] == {POOL_LABEL: "gpu"}
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_both_mixes_serve_one_small_inference_deployment_on_worker_2(short: bool) -> None:
+    (serving,) = [job for job in job_mix(short=short) if job.serving]
+    assert (serving.key, serving.api, serving.cluster) == (
+        "team-a/embed-server",
+        JobApi.DEPLOYMENT,
+        "worker-2",
+    )
+    assert (serving.kind, serving.pods, serving.per_pod) == (JobKind.CPU, 2, 2)
+    assert JobApi.DEPLOYMENT.kind == "Deployment" and JobApi.DEPLOYMENT.pod_label == "app"
+
+
+def test_the_deployment_manifest_is_as_the_pod_and_deployment_webhooks_leave_it() -> None:
+    (serving,) = [job for job in job_mix(short=True) if job.serving]
+    manifest = job_manifest(serving)
+    assert (manifest["apiVersion"], manifest["kind"]) == ("apps/v1", "Deployment")
+    assert manifest["spec"]["replicas"] == 2
+    template = manifest["spec"]["template"]
+    labels = template["metadata"]["labels"]
+    assert labels[QUEUE_LABEL] == "user-queue" and labels["kueue.x-k8s.io/managed"] == "true"
+    assert labels["app"] == "embed-server"
+    assert template["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/pod-suspending-parent": "deployment"
+    }
+    assert template["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert template["spec"]["nodeSelector"] == {POOL_LABEL: "cpu"}
+    (container,) = template["spec"]["containers"]
+    assert container["resources"]["requests"]["cpu"] == "2"

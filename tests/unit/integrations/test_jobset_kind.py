@@ -63,7 +63,8 @@ def admitted(workload: Workload) -> Workload:
 def test_the_registry_holds_jobset_under_upstreams_name() -> None:
     assert REGISTRY.get("jobset.x-k8s.io/jobset") is JOBSET
     assert REGISTRY.for_owner("jobset.x-k8s.io/v1alpha2", "JobSet") is JOBSET
-    assert ("jobset.x-k8s.io", "JobSet") in REGISTRY.queued_as_a_whole
+    enabled = REGISTRY.enabled(["batch/job", "jobset.x-k8s.io/jobset"])
+    assert enabled.queued_as_a_whole == frozenset({("jobset.x-k8s.io", "JobSet")})
 
 
 def test_one_pod_set_per_replicated_job_in_spec_order() -> None:

@@ -14,8 +14,8 @@ from core.api.meta import Condition, ConditionStatus
 from core.api.resource_flavor import ResourceFlavor
 from core.api.workload import Admission, PodSetAssignment, Workload
 from core.api.workload_conditions import WorkloadReason
+from integrations.framework.job_capabilities import skips as skipped
 from integrations.framework.job_kind import StatusSyncDecision
-from integrations.framework.job_skip import skipped
 from integrations.framework.json_patch import apply_patch
 from integrations.framework.pod_selector import SelectsPodsFromStatus
 from integrations.framework.pod_set_info import InvalidPodSetInfo
@@ -107,8 +107,11 @@ def test_the_registry_holds_the_ray_kinds_and_queues_their_clusters_with_them() 
     assert REGISTRY.get("ray.io/raycluster") is RAYCLUSTER
     assert REGISTRY.get("ray.io/rayservice") is RAYSERVICE
     assert REGISTRY.for_owner("ray.io/v1", "RayJob") is RAYJOB
-    assert {("ray.io", "RayJob"), ("ray.io", "RayService")} <= REGISTRY.queued_as_a_whole
-    assert ("ray.io", "RayCluster") not in REGISTRY.queued_as_a_whole
+    ray = REGISTRY.enabled(["ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice"])
+    assert {("ray.io", "RayJob"), ("ray.io", "RayService")} <= ray.queued_as_a_whole
+    assert ("ray.io", "RayCluster") not in ray.queued_as_a_whole
+    # With plain Pods enabled every queued kind owns its pods, a RayCluster too.
+    assert ("ray.io", "RayCluster") in REGISTRY.queued_as_a_whole
     # Without RayCluster enabled, nothing a RayJob makes is a queued kind.
     alone = REGISTRY.enabled(["ray.io/rayjob"])
     assert ("ray.io", "RayJob") not in alone.queued_as_a_whole

@@ -1,0 +1,237 @@
+"""Pod groups: Pods labelled `kueue.x-k8s.io/pod-group-name` queued as one Workload.
+
+Upstream's rules, with the group as a composed job (`integrations.framework.job_capabilities
+.ComposedJobs`): `compose` holds the group's Pods under `members` (oldest first) and takes
+the first one's labels and annotations (queue name, priority class, total count).
+- **Pod sets**: one per role (`role_hash`), named by the hash, sorted by name, counted from
+  the group's Pods: the runnable or succeeded ones first (oldest first, at most the total
+  count), then failed ones not replaced yet, so a failed Pod keeps its place until its
+  replacement arrives. Fewer than `pod-group-total-count` Pods: the group is not complete
+  (`IncompleteJob`) and no Workload is built yet. With
+  `kueue.x-k8s.io/pod-group-fast-admission: "true"` one Pod is enough: one pod set of the
+  total count, from the first runnable Pod's role.
+- **Start**: every gated member is ungated on its role's pod set, all in one reconcile, so
+  the group is admitted all at once or not at all; a replacement Pod created later for a
+  failed one is ungated as soon as it comes (the Workload stays admitted).
+- **Stop**: every started, not terminating member gets `TerminationTarget` and is deleted.
+- **Finished** once the total count has succeeded, or, in a group with a
+  `retriable-in-group: "false"` Pod, once no member is still running ("Pods succeeded:
+  k/n."; upstream reports both as success). A serving group
+  (`kueue.x-k8s.io/pod-group-serving: "true"`) never finishes while it exists.
+- **Active** while a member runs and is not terminating; **ready** when the total count of
+  Pods exist and all are Ready; succeeded Pods of a non-serving group are reclaimable.
+- The Workload is named after the group, annotated `kueue.x-k8s.io/is-group-workload`, and
+  owned by every member that exists when it is created.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from core.api.meta import OwnerReference
+from core.api.resource_flavor import ResourceFlavor
+from core.api.workload import PodSet, ReclaimablePod, Workload
+from core.api.workload_conditions import WorkloadReason
+from integrations.framework.env_deduplication import fold_duplicate_env
+from integrations.framework.job_capabilities import IncompleteJob
+from integrations.framework.job_kind import JobFinish, JobSubresource, JobWrite
+from integrations.framework.job_metadata import Job, annotations_of, metadata, parse_int, spec
+from integrations.framework.json_patch import diff
+from integrations.framework.labels import (
+    POD_GROUP_FAST_ADMISSION_ANNOTATION,
+    POD_GROUP_SERVING_ANNOTATION,
+)
+from integrations.framework.pod_set_info import InvalidPodSetInfo, infos_from_admission
+from integrations.pod import admission
+from integrations.pod import pod_fields as fields
+from integrations.pod.role_hash import role_hash
+
+MEMBERS: Final = "members"
+IS_GROUP_WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/is-group-workload"
+FAST_ADMISSION_ANNOTATION: Final = POD_GROUP_FAST_ADMISSION_ANNOTATION
+
+
+def is_group(job: Job) -> bool:
+    return MEMBERS in job
+
+
+def members(group: Job) -> list[dict[str, Any]]:
+    return [m for m in group.get(MEMBERS) or () if isinstance(m, dict)]
+
+
+def _order(pod: Job) -> tuple[str, str]:
+    meta = metadata(pod)
+    return str(meta.get("creationTimestamp") or ""), str(meta.get("name") or "")
+
+
+def compose(namespace: str, name: str, pods: Sequence[Job]) -> dict[str, Any]:
+    """The group as one job (see module docstring)."""
+    ordered = sorted((copy.deepcopy(dict(p)) for p in pods), key=_order)
+    first = metadata(ordered[0])
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": dict(first.get("labels") or {}),
+        "annotations": dict(first.get("annotations") or {}),
+    }
+    if all(_terminating(p) for p in ordered):
+        meta["deletionTimestamp"] = max(str(metadata(p)["deletionTimestamp"]) for p in ordered)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, MEMBERS: ordered}
+
+
+def _terminating(pod: Job) -> bool:
+    return bool(metadata(pod).get("deletionTimestamp"))
+
+
+def total_count(group: Job) -> int:
+    """`pod-group-total-count` (the webhook refuses anything but a positive integer)."""
+    count = parse_int(annotations_of(group).get(fields.GROUP_TOTAL_COUNT_ANNOTATION))
+    return count if count is not None and count > 0 else 1
+
+
+def _runnable(pod: Job) -> bool:
+    """Runnable or succeeded (upstream's isPodRunnableOrSucceeded), and not going away."""
+    return fields.phase(pod) != fields.FAILED and not _terminating(pod)
+
+
+def counted_members(group: Job) -> list[dict[str, Any]]:
+    """The Pods the group's pod sets are counted from (see module docstring)."""
+    total = total_count(group)
+    pods = members(group)
+    counted = [p for p in pods if _runnable(p)][:total]
+    failed = [p for p in pods if fields.phase(p) == fields.FAILED and not _terminating(p)]
+    counted += failed[: total - len(counted)]
+    return counted
+
+
+def _pod_set(pod: Job, name: str, count: int) -> PodSet:
+    template = fold_duplicate_env({"spec": copy.deepcopy(dict(spec(pod)))})
+    return PodSet(name=name, template=template, count=count)
+
+
+def group_pod_sets(group: Job) -> list[PodSet]:
+    """One pod set per role; raises `IncompleteJob` while the group is not complete."""
+    total = total_count(group)
+    if annotations_of(group).get(FAST_ADMISSION_ANNOTATION) == "true":
+        runnable = [p for p in members(group) if _runnable(p)]
+        if not runnable:
+            raise IncompleteJob("no runnable Pod in the group")
+        return [_pod_set(runnable[0], role_hash(runnable[0]), total)]
+    counted = counted_members(group)
+    if len(counted) < total:
+        raise IncompleteJob(f"{len(counted)} of {total} Pods of the group exist")
+    roles: dict[str, tuple[Job, int]] = {}
+    for pod in counted:
+        role = role_hash(pod)
+        first, count = roles.get(role, (pod, 0))
+        roles[role] = (first, count + 1)
+    return [_pod_set(pod, role, count) for role, (pod, count) in sorted(roles.items())]
+
+
+def is_suspended(group: Job) -> bool:
+    return any(admission.is_suspended(p) for p in members(group))
+
+
+def start_group(
+    group: Job, workload: Workload, flavors: Mapping[str, ResourceFlavor]
+) -> dict[str, Any]:
+    """Every gated member ungated on its role's pod set (fast admission: the one)."""
+    infos = {info.name: info for info in infos_from_admission(workload, flavors)}
+    fast = annotations_of(group).get(FAST_ADMISSION_ANNOTATION) == "true"
+    started: dict[str, Any] = copy.deepcopy(dict(group))
+    out = []
+    for pod in members(started):
+        if not fields.has_gate(pod):
+            out.append(pod)
+            continue
+        info = next(iter(infos.values()), None) if fast and len(infos) == 1 else None
+        info = info or infos.get(role_hash(pod))
+        if info is None:
+            raise InvalidPodSetInfo(f"no pod set of the admission is role {role_hash(pod)}")
+        out.append(admission.ungated(pod, info))
+    started[MEMBERS] = out
+    return started
+
+
+def plan_stop(group: Job, message: str = "Stopped by Kueue") -> list[JobWrite]:
+    """Every started member marked for termination (the job controller deletes them)."""
+    after: dict[str, Any] = copy.deepcopy(dict(group))
+    after[MEMBERS] = [
+        admission.marked_for_termination(p, message) if admission.needs_stop(p) else p
+        for p in members(group)
+    ]
+    if after[MEMBERS] == members(group):
+        return []
+    return [JobWrite(JobSubresource.STATUS, diff(group, after), after)]
+
+
+def is_serving(group: Job) -> bool:
+    return annotations_of(group).get(POD_GROUP_SERVING_ANNOTATION) == "true"
+
+
+def group_finished(group: Job) -> JobFinish | None:
+    if is_serving(group):
+        return None
+    pods = members(group)
+    total = total_count(group)
+    succeeded = sum(fields.phase(p) == fields.SUCCEEDED for p in pods)
+    active = any(not fields.is_terminated(p) for p in pods)
+    unretriable = any(
+        annotations_of(p).get(fields.RETRIABLE_IN_GROUP_ANNOTATION) == "false" for p in pods
+    )
+    if succeeded >= total or (not active and unretriable):
+        return JobFinish(WorkloadReason.SUCCEEDED, f"Pods succeeded: {succeeded}/{total}.")
+    return None
+
+
+def is_active(group: Job) -> bool:
+    return any(fields.phase(p) == "Running" and not _terminating(p) for p in members(group))
+
+
+def pods_ready(group: Job) -> bool:
+    pods = members(group)
+    return len(pods) >= total_count(group) and all(fields.condition_true(p, "Ready") for p in pods)
+
+
+def reclaimable_pods(group: Job) -> list[ReclaimablePod]:
+    if is_serving(group):
+        return []
+    counts: dict[str, int] = {}
+    for pod in members(group):
+        if fields.phase(pod) == fields.SUCCEEDED:
+            counts[role_hash(pod)] = counts.get(role_hash(pod), 0) + 1
+    return [ReclaimablePod(name=name, count=count) for name, count in counts.items()]
+
+
+def group_workload(workload: Workload, group: Job) -> Workload:
+    """Named after the group, marked a group Workload, owned by every member."""
+    owners = [
+        OwnerReference(
+            api_version="v1",
+            kind=fields.POD_KIND,
+            name=str(metadata(p).get("name", "")),
+            uid=str(metadata(p).get("uid", "")),
+            controller=index == 0,
+            block_owner_deletion=True,
+        )
+        for index, p in enumerate(members(group))
+    ]
+    meta = msgspec.structs.replace(
+        workload.metadata,
+        name=str(metadata(group).get("name", "")),
+        annotations={**workload.metadata.annotations, IS_GROUP_WORKLOAD_ANNOTATION: "true"},
+        owner_references=owners,
+    )
+    return msgspec.structs.replace(workload, metadata=meta)
+
+
+def group_of_workload(workload: Mapping[str, Any]) -> str | None:
+    meta = metadata(workload)
+    annotations = meta.get("annotations") or {}
+    if annotations.get(IS_GROUP_WORKLOAD_ANNOTATION) != "true":
+        return None
+    return str(meta.get("name") or "") or None
