@@ -162,6 +162,15 @@ class AgentWorld:
             kinds.WORKLOADS, workload.pod_set("main", 1, requests={GPU: str(gpus)}).obj()
         )
 
+    async def pod_versions(self) -> dict[str, str]:
+        """resourceVersion of every pod this world made (kwok moves them on a full fleet)."""
+        listed = await self.client.list(PODS, namespace=self.namespace)
+        return {
+            p["metadata"]["name"]: str(p["metadata"].get("resourceVersion"))
+            for p in listed.items
+            if p["metadata"]["name"] in self.pods
+        }
+
     async def report(self) -> dict[str, Any] | None:
         try:
             return await self.client.get(WORKER_CAPACITIES, self.report_name)
@@ -366,14 +375,16 @@ async def test_bursts_of_changes_are_coalesced_to_one_write_a_second(world: Agen
     assert 1 <= written <= 1 + math.ceil(elapsed), (written, elapsed)
 
     # Nothing changes: nothing is written (the heartbeat is an hour away). Writes the burst
-    # already scheduled (pods turning Running after they were bound) may still go out, so
-    # wait for a second without one before taking the settled report.
-    async def quiet() -> int | None:
-        count = world.writes(agent)
-        await asyncio.sleep(1.2)
-        return count if world.writes(agent) == count else None
+    # already scheduled may still go out, and on a full fleet kwok moves the pods on
+    # (Running, Ready) for a while, each a change: wait for two seconds in which neither a
+    # pod nor the write count moved before taking the settled report.
+    async def quiet() -> float | None:
+        count, pods = world.writes(agent), await world.pod_versions()
+        await asyncio.sleep(2.0)
+        unchanged = world.writes(agent) == count and await world.pod_versions() == pods
+        return count if unchanged else None
 
-    quiet_writes = await eventually(quiet, timeout=15, what="a second without a report write")
+    quiet_writes = await eventually(quiet, timeout=30, what="two seconds without a change")
     settled = await world.report()
     assert settled is not None
     await asyncio.sleep(2.5)
