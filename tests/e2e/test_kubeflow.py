@@ -365,7 +365,9 @@ def test_every_kind_submitted_on_the_manager_runs_on_one_worker_and_comes_back(
                 job.name,
                 workers=job.workers,
                 gpus_per_worker=job.gpus_per_worker,
-                run_seconds=8,
+                # Long enough that every job still runs (and its copy still exists on its
+                # worker) while the checks below walk through all six on a loaded machine.
+                run_seconds=40,
             )
             _create(manager, job.kind, body.queue(mk.spec.local_queue).obj())
             created = _get(manager, job.kind, job.name) or {}
@@ -379,7 +381,7 @@ def test_every_kind_submitted_on_the_manager_runs_on_one_worker_and_comes_back(
                     60,
                 )
 
-        # While they run (8 s): one Workload each, on one worker, pods on its GPU nodes.
+        # While they run (40 s): one Workload each, on one worker, pods on its GPU nodes.
         for job in DISPATCHED:
             what = f"{job.kind.kind} {job.name}"
             workload = until(
