@@ -14,7 +14,6 @@ summary as JSON (jobs, placement, times, and what teardown left behind).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from devfleet.demo_watch import FleetObserver, JobRecord, JobState
 from devfleet.fleet import Fleet
 from devfleet.fleet_spec import load_fleet_spec
 from devfleet.operators.catalog import OPERATORS, tools_of
+from devfleet.process_group import is_alive
 from devfleet.toolchain import binary_path, build_tools
 
 Say = Callable[[str], None]
@@ -262,7 +262,7 @@ def _tear_down(
     unclean = processes.stop() if processes is not None else []
     leftovers = handle.down(progress=say)
     pids = [p.pid for p in (processes.all if processes else []) if p.pid is not None]
-    alive = [pid for pid in pids if _alive(pid)]
+    alive = [pid for pid in pids if is_alive(pid)]
     ports = [urlparse(m.server).port for m in fleet.all]
     if not leftovers and not alive:
         say("nothing left running: no fleet process, no open port, state folder removed")
@@ -273,17 +273,6 @@ def _tear_down(
         "clusterPorts": [p for p in ports if p],
         "fleetDirRemoved": not handle.dir.exists(),
     }
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _print_keep_instructions(

@@ -40,6 +40,7 @@ from devfleet.operators.catalog import OPERATORS, resolve
 from devfleet.operators.process import OperatorProcess, operator_binary, stop_operators_under
 from devfleet.operators.spec import Operator, OperatorError
 from devfleet.ports import allocate_ports
+from devfleet.process_group import wait_gone
 
 Progress = Callable[[str], None]
 
@@ -356,26 +357,11 @@ def _kill_processes_under(directory: Path) -> list[str]:
             found.append((int(entry.name), cmdline.split(" ", 1)[0].rsplit("/", 1)[-1]))
     for pid, _ in found:
         _signal(pid, signal.SIGTERM)
-    _wait_gone([pid for pid, _ in found], timeout=10)
+    wait_gone([pid for pid, _ in found], timeout=10)
     for pid, _ in found:
         _signal(pid, signal.SIGKILL)
-    _wait_gone([pid for pid, _ in found], timeout=5)  # a killed process frees ports on exit
+    wait_gone([pid for pid, _ in found], timeout=5)  # a killed process frees ports on exit
     return [f"{name}[{pid}]" for pid, name in found]
-
-
-def _alive(pid: int) -> bool:
-    """Running, as opposed to gone or a zombie (which holds no sockets)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def _wait_gone(pids: list[int], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
-        time.sleep(0.1)
 
 
 def _ports_still_open(ports: list[int], timeout: float) -> list[str]:

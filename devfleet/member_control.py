@@ -39,6 +39,7 @@ import yaml
 
 from devfleet.cluster_access import ClusterAccess
 from devfleet.fleet import Fleet
+from devfleet.process_group import is_alive
 
 APISERVER = "kube-apiserver"
 
@@ -197,7 +198,7 @@ class MemberControl:
             pid = int(self._pid_file(component).read_text().strip())
         except (OSError, ValueError):
             return None
-        if not _alive(pid):
+        if not is_alive(pid):
             return None
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
@@ -213,15 +214,6 @@ def _readyz_status(member: ClusterAccess) -> int:
         return int(response.status)
 
 
-def _alive(pid: int) -> bool:
-    """Running or stopped, as opposed to gone or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
 def _signal(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
@@ -230,7 +222,7 @@ def _signal(pid: int, sig: signal.Signals) -> None:
 def _reap_when_gone(pid: int, timeout: float) -> None:
     """Wait for the process to die; reap it when it was our child (a restarted apiserver)."""
     deadline = time.monotonic() + timeout
-    while _alive(pid):
+    while is_alive(pid):
         if time.monotonic() >= deadline:
             raise MemberControlError(f"process {pid} still alive {timeout:g}s after SIGKILL")
         time.sleep(0.05)

@@ -1,6 +1,7 @@
-"""Stopping a child process started in its own process group, and everything it started.
+"""Stopping a child process started in its own process group, and everything it started;
+telling whether a process is still there.
 
-The fleet's out-of-cluster controllers (upstream Kueue, JobSet's controller) run with
+The fleet's out-of-cluster controllers (upstream Kueue, the job operators) run with
 `start_new_session=True`, so one signal to the group reaches whatever they spawned.
 """
 
@@ -10,6 +11,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
 
 
 def signal_group(pid: int, signum: int) -> None:
@@ -30,3 +34,23 @@ def stop_group(process: subprocess.Popen[bytes], grace: float) -> int | None:
             process.wait(timeout=10)
     signal_group(process.pid, signal.SIGKILL)
     return process.returncode
+
+
+def is_alive(pid: int) -> bool:
+    """Running or stopped, as opposed to gone or a zombie (which holds no sockets)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def wait_gone(pids: Iterable[int], timeout: float, interval: float = 0.05) -> bool:
+    """Wait until none of `pids` is alive; False when `timeout` passed first."""
+    pending = list(pids)
+    deadline = time.monotonic() + timeout
+    while any(is_alive(pid) for pid in pending):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+    return True

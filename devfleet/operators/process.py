@@ -38,7 +38,7 @@ from devfleet.operators.webhook_manifests import (
     webhook_configuration_name,
 )
 from devfleet.ports import allocate_ports
-from devfleet.process_group import signal_group, stop_group
+from devfleet.process_group import signal_group, stop_group, wait_gone
 from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import binary_path, tool
 from devfleet.upstream_kueue import UpstreamKueueError, install_crd_paths
@@ -109,23 +109,6 @@ def rss_bytes(pid: int) -> int:
     except OSError:
         pass
     return 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 class OperatorProcess:
@@ -417,9 +400,9 @@ def stop_operators_under(directory: Path, grace: float = 10.0) -> list[int]:
             signal_group(pid, signal.SIGTERM)
             stopped.append(pid)
     for pid in stopped:
-        if not _wait_gone(pid, grace):
+        if not wait_gone([pid], grace):
             signal_group(pid, signal.SIGKILL)
-            _wait_gone(pid, 5.0)
+            wait_gone([pid], 5.0)
     for pid_file in pid_files:
         pid_file.unlink(missing_ok=True)
     return stopped

@@ -69,6 +69,12 @@ def remote_copy(
     }
 
 
+def never_suspended(_: Job) -> bool:
+    """`is_suspended` for kinds whose status upstream copies back whatever the local job's
+    suspend says (JobSet, the Kubeflow and Ray kinds, TrainJob)."""
+    return False
+
+
 def whole_status_sync(
     local: Job,
     remote: Job,

@@ -19,14 +19,10 @@ from integrations.framework import replica_spec_jobs as replica_jobs
 from integrations.framework.job_defaulting import default_job
 from integrations.framework.job_kind import JobFinish, JobResource, JobWrite, StatusSync
 from integrations.framework.job_metadata import Job
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.replica_spec_jobs import ReplicaSpecShape
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 class ReplicaSpecJobKind:
@@ -118,5 +114,5 @@ class ReplicaSpecJobKind:
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         # Upstream copies these jobs' status whatever the local suspend says.
         return whole_status_sync(
-            local, remote, is_suspended=_never_suspended, managed_by=replica_jobs.managed_by
+            local, remote, is_suspended=never_suspended, managed_by=replica_jobs.managed_by
         )

@@ -12,7 +12,7 @@ from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_defaulting import default_job
 from integrations.framework.job_kind import JobFinish, JobResource, JobWrite, StatusSync
 from integrations.framework.job_metadata import Job
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
 from integrations.jobset import admission, status
@@ -20,10 +20,6 @@ from integrations.jobset import jobset_fields as fields
 from integrations.jobset.pod_sets import jobset_pod_sets
 
 FRAMEWORK_NAME: Final = "jobset.x-k8s.io/jobset"
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 class JobSetKind:
@@ -85,7 +81,7 @@ class JobSetKind:
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         # Upstream copies a JobSet's status whatever the local suspend says.
-        return whole_status_sync(local, remote, is_suspended=_never_suspended)
+        return whole_status_sync(local, remote, is_suspended=never_suspended)
 
 
 JOBSET: Final = JobSetKind()

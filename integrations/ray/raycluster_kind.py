@@ -32,7 +32,7 @@ from integrations.framework.job_kind import (
 )
 from integrations.framework.job_metadata import Job
 from integrations.framework.json_patch import diff
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.pod_set_info import infos_from_admission
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
@@ -48,10 +48,6 @@ _AUTOSCALING_DETAIL: Final = (
     f" (upstream: the ElasticJobsViaWorkloadSlices gate and the {ELASTIC_JOB_ANNOTATION}"
     " annotation), and fleetq does not support elastic jobs: set it to false"
 )
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 def _suspended(job: Job) -> bool:
@@ -145,7 +141,7 @@ class RayClusterKind:
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         # Upstream's Ray adapter copies the status whatever the local suspend says.
-        return whole_status_sync(local, remote, is_suspended=_never_suspended)
+        return whole_status_sync(local, remote, is_suspended=never_suspended)
 
 
 RAYCLUSTER: Final = RayClusterKind()

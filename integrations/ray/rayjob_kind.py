@@ -39,7 +39,7 @@ from integrations.framework.job_kind import (
 )
 from integrations.framework.job_metadata import Job, section
 from integrations.framework.json_patch import diff
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.pod_set_info import (
     infos_from_admission,
     merge_into_template,
@@ -64,10 +64,6 @@ _AUTOSCALING_DETAIL: Final = (
     " and fleetq does not support workload slicing: set it to false"
 )
 _SPEC: Final = FieldPath("spec")
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 def _suspended(job: Job) -> bool:
@@ -244,7 +240,7 @@ class RayJobKind:
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         # Upstream's Ray adapter copies the status whatever the local suspend says.
-        return whole_status_sync(local, remote, is_suspended=_never_suspended)
+        return whole_status_sync(local, remote, is_suspended=never_suspended)
 
 
 RAYJOB: Final = RayJobKind()

@@ -35,7 +35,7 @@ from integrations.framework.job_kind import (
 )
 from integrations.framework.job_metadata import Job, section
 from integrations.framework.json_patch import diff
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.pod_set_info import infos_from_admission
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
@@ -51,10 +51,6 @@ _AUTOSCALING_DETAIL: Final = (
     "a kueue managed job should only use autoscaling when workload slicing is enabled,"
     " and fleetq does not support workload slicing: set it to false"
 )
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 def _suspended(job: Job) -> bool:
@@ -174,7 +170,7 @@ class RayServiceKind:
         return remote_copy(local, workload_name=workload_name, origin=origin)
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
-        return whole_status_sync(local, remote, is_suspended=_never_suspended)
+        return whole_status_sync(local, remote, is_suspended=never_suspended)
 
     def remote_spec_patch(self, local: Job, remote: Job) -> dict[str, Any] | None:
         wanted = job_metadata.spec(local).get(SERVE_CONFIG)

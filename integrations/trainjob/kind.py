@@ -27,7 +27,7 @@ from integrations.framework.job_kind import (
     StatusSync,
 )
 from integrations.framework.job_metadata import Job, metadata
-from integrations.framework.multikueue_copy import remote_copy, whole_status_sync
+from integrations.framework.multikueue_copy import never_suspended, remote_copy, whole_status_sync
 from integrations.framework.referenced_objects import MissingReferencedObject, ObjectLookup
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
@@ -37,10 +37,6 @@ from integrations.trainjob.pod_sets import trainjob_pod_sets
 from integrations.trainjob.runtime_jobset import ReplicatedJob, replicated_jobs
 
 FRAMEWORK_NAME: Final = "trainer.kubeflow.org/trainjob"
-
-
-def _never_suspended(_: Job) -> bool:
-    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +176,7 @@ class TrainJobKind:
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
         # Upstream copies a TrainJob's status whatever the local suspend says.
-        return whole_status_sync(local, remote, is_suspended=_never_suspended)
+        return whole_status_sync(local, remote, is_suspended=never_suspended)
 
 
 TRAINJOB: Final = TrainJobKind()
