@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from devfleet.process_group import is_alive
 from devfleet.toolchain import missing_binaries
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,14 +43,6 @@ def _port_answers(port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _processes_mentioning(marker: str) -> list[str]:
@@ -168,7 +161,7 @@ def test_the_demo_leaves_nothing_running(demo_run: tuple[str, dict[str, Any]]) -
     }
     assert "nothing left running" in output
     pids = [process["pid"] for process in summary["processes"].values()]
-    assert len(pids) == 3 and not [pid for pid in pids if _running(pid)]
+    assert len(pids) == 3 and not [pid for pid in pids if is_alive(pid)]
     ports = [*teardown["clusterPorts"], *summary["processPorts"]]
     assert len(ports) == 9
     assert [port for port in ports if _port_answers(port)] == []
