@@ -53,6 +53,11 @@ class StageFilesMissing(RuntimeError):
     """The kwok module (and so its stage files) is not in the Go module cache."""
 
 
+def run_for(seconds: float) -> dict[str, str]:
+    """Pod annotations that make kwok finish the pod `seconds` after it starts running."""
+    return {RUN_DURATION_ANNOTATION: f"{seconds:g}s", RUN_JITTER_ANNOTATION: f"{seconds:g}s"}
+
+
 def kwok_module_dir() -> Path:
     """Locate sigs.k8s.io/kwok in the Go module cache (downloading it if needed)."""
     env = dict(os.environ, GOTOOLCHAIN=os.environ.get("GOTOOLCHAIN", "local"))

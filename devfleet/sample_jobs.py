@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devfleet.cluster_access import ClusterAccess
-from devfleet.kwok_stages import RUN_DURATION_ANNOTATION, RUN_JITTER_ANNOTATION
+from devfleet.kwok_stages import run_for
 
 
 def gpu_job(
@@ -36,12 +36,7 @@ def gpu_job(
             "completions": pods,
             "backoffLimit": 0,
             "template": {
-                "metadata": {
-                    "annotations": {
-                        RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
-                        RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
-                    }
-                },
+                "metadata": {"annotations": run_for(run_seconds)},
                 "spec": {
                     "restartPolicy": "Never",
                     "nodeSelector": dict(node_selector or {}),
@@ -173,12 +168,7 @@ def gpu_rayjob(
     worker_limits = {"nvidia.com/gpu": str(gpus_per_worker)} if gpus_per_worker else None
     submitter = template("ray-job-submitter", {"cpu": "500m", "memory": "200Mi"})
     submitter["spec"]["restartPolicy"] = "Never"
-    submitter["metadata"] = {
-        "annotations": {
-            RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
-            RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
-        }
-    }
+    submitter["metadata"] = {"annotations": run_for(run_seconds)}
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
@@ -239,12 +229,7 @@ def kwok_training_runtime(
                                 "spec": {
                                     "backoffLimit": 0,
                                     "template": {
-                                        "metadata": {
-                                            "annotations": {
-                                                RUN_DURATION_ANNOTATION: f"{run_seconds:g}s",
-                                                RUN_JITTER_ANNOTATION: f"{run_seconds:g}s",
-                                            }
-                                        },
+                                        "metadata": {"annotations": run_for(run_seconds)},
                                         "spec": {
                                             "restartPolicy": "Never",
                                             "containers": [
