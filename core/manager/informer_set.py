@@ -36,7 +36,7 @@ from core.manager.workload_priority_sync import (
 )
 from integrations.framework.job_capabilities import composed
 from integrations.framework.job_kind import JobResource
-from integrations.framework.referenced_objects import ReadsReferencedObjects
+from integrations.framework.referenced_objects import referenced_resources
 from integrations.framework.registry import FrameworkRegistry
 
 Cache = Informer[dict[str, Any]]
@@ -83,9 +83,7 @@ class ManagerInformers:
         }
         referenced: dict[JobResource, Cache] = {}
         for kind in kinds_enabled:
-            if not isinstance(kind, ReadsReferencedObjects):
-                continue
-            for resource in kind.referenced_resources:
+            for resource in referenced_resources(kind):
                 if resource not in referenced:
                     shared = [jobs[k.framework] for k in kinds_enabled if k.resource == resource]
                     referenced[resource] = shared[0] if shared else cache(resource)

@@ -67,8 +67,7 @@ from core.manager.workload_status_sync import WorkloadStatusWriter
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework.job_capabilities import reconciled
-from integrations.framework.job_kind import JobKind, JobResource
-from integrations.framework.referenced_objects import ReadsReferencedObjects
+from integrations.framework.referenced_objects import referenced_resources
 from integrations.framework.registry import FrameworkRegistry
 
 SYNC_TIMEOUT_SECONDS = 120.0
@@ -88,11 +87,6 @@ class CachesNotSynced(ManagerStopped):
 
 class WebhooksFailed(ManagerStopped):
     """The webhook server could not start or stopped on its own."""
-
-
-def referenced_resources(kind: JobKind) -> tuple[JobResource, ...]:
-    """What a kind's jobs reference (`ReadsReferencedObjects`); () for most kinds."""
-    return kind.referenced_resources if isinstance(kind, ReadsReferencedObjects) else ()
 
 
 def split_bind_address(address: str) -> tuple[str, int]:

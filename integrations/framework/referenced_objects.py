@@ -46,3 +46,8 @@ class ReadsReferencedObjects(Protocol):
     def bound(self, lookup: ObjectLookup) -> JobKind:
         """The kind reading referenced objects through `lookup`."""
         ...
+
+
+def referenced_resources(kind: object) -> tuple[JobResource, ...]:
+    """What a kind's jobs reference; () for a kind that reads nothing beyond its jobs."""
+    return kind.referenced_resources if isinstance(kind, ReadsReferencedObjects) else ()
