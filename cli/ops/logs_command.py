@@ -33,6 +33,7 @@ from cli.ops.workload_phase import workload_phase
 from cli.ops.workload_story import pending_reason
 from core.api.multikueue import MultiKueueCluster
 from integrations.batch_job.kind import BATCH_JOB
+from integrations.framework.job_kind import JobKind
 from integrations.framework.pod_selector import SelectsPodsFromStatus
 from integrations.registry import REGISTRY
 
@@ -79,12 +80,12 @@ def run_logs(args: argparse.Namespace) -> int:
                 ) from None
             endpoint = worker_endpoint(manager, cluster, args.hub_namespace)
         with ClusterRest(endpoint, timeout=WORKER_TIMEOUT) as worker_rest:
-            job_name, name_labels = job_of(workload, args.job)
-            selector = status_selector(worker_rest, namespace, workload, job_name)
+            job_name, kind = job_of(workload, args.job)
+            selector = status_selector(worker_rest, namespace, kind, job_name)
             if selector is not None:
                 pods = selected_pods(worker_rest, namespace, selector)
             else:
-                pods = job_pods(worker_rest, namespace, job_name, name_labels)
+                pods = job_pods(worker_rest, namespace, job_name, kind.pod_name_labels)
         if not pods:
             raise OpsError(f"job {job_name} has no pods on worker {worker} (yet)")
         sources = log_sources(pods, args.container)
@@ -103,27 +104,19 @@ def run_logs(args: argparse.Namespace) -> int:
     return ExitStatus.FAILED if failures else ExitStatus.OK
 
 
-def job_of(workload: Any, asked: str) -> tuple[str, tuple[str, ...]]:
-    """The job's name (the owner's, when `asked` named the Workload itself) and the pod
-    labels its kind names its pods with (from the job-framework registry)."""
+def job_of(workload: Any, asked: str) -> tuple[str, JobKind]:
+    """The job's name (the owner's, when `asked` named the Workload itself) and its kind
+    (from the job-framework registry; a batch Job when no owner is a known kind)."""
     for owner in workload.metadata.owner_references:
         kind = REGISTRY.for_owner(owner.api_version, owner.kind)
         if kind is not None:
-            return str(owner.name), kind.pod_name_labels
-    return asked, BATCH_JOB.pod_name_labels
+            return str(owner.name), kind
+    return asked, BATCH_JOB
 
 
-def status_selector(rest: Any, namespace: str, workload: Any, job_name: str) -> str | None:
+def status_selector(rest: Any, namespace: str, kind: JobKind, job_name: str) -> str | None:
     """For a kind whose pods only its status names (a RayJob's cluster): the selector the
     worker's copy of the job gives; None for other kinds, or while it gives none."""
-    kind = next(
-        (
-            found
-            for owner in workload.metadata.owner_references
-            if (found := REGISTRY.for_owner(owner.api_version, owner.kind)) is not None
-        ),
-        None,
-    )
     if not isinstance(kind, SelectsPodsFromStatus):
         return None
     from cli.join.cluster_rest import ApiCallError, ClusterCallError
