@@ -20,7 +20,6 @@ for MultiKueue must carry `spec.managedBy: kueue.x-k8s.io/multikueue` itself.
 from __future__ import annotations
 
 import datetime as dt
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +33,7 @@ from typing import Any
 import yaml
 
 from devfleet.ports import allocate_ports
+from devfleet.private_mounts import PrivateMountError, private_mounts
 from devfleet.process_group import stop_group
 from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import KUEUE_VERSION, binary_path
@@ -178,11 +178,10 @@ def write_serving_certs(directory: Path) -> None:
 
 def _private_mount_wrapper(cert_dir: Path) -> list[str]:
     """Prefix that bind-mounts `cert_dir` on the fixed metrics path in a private namespace."""
-    if shutil.which("unshare") is None:
-        raise UpstreamKueueError("`unshare` (util-linux) is needed to give kueue its metrics certs")
-    target = shlex.quote(str(METRICS_CERT_DIR))
-    script = f'mkdir -p {target} && mount --bind "$0" {target} && exec "$@"'
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(cert_dir)]
+    try:
+        return private_mounts([(cert_dir, str(METRICS_CERT_DIR))])
+    except PrivateMountError as exc:
+        raise UpstreamKueueError(f"{exc}, to give kueue its metrics certs") from exc
 
 
 class UpstreamKueue:

@@ -38,6 +38,7 @@ from devfleet.operators.webhook_manifests import (
     webhook_configuration_name,
 )
 from devfleet.ports import allocate_ports
+from devfleet.private_mounts import PrivateMountError, private_mounts
 from devfleet.process_group import signal_group, stop_group, wait_gone
 from devfleet.process_readiness import wait_until_ready
 from devfleet.toolchain import binary_path, tool
@@ -220,17 +221,15 @@ class OperatorProcess:
         over each of `Operator.private_dirs` (unchanged when there are none)."""
         if not self.operator.private_dirs:
             return argv
-        binds: list[str] = []
-        script = []
-        for index, target in enumerate(self.operator.private_dirs):
+        binds = []
+        for target in self.operator.private_dirs:
             source = self.private_dir(target)
             source.mkdir(parents=True, exist_ok=True)
-            Path(target).mkdir(parents=True, exist_ok=True)  # the mount point
-            binds += [str(source), target]
-            script.append(f'mount --bind "${{{2 * index + 1}}}" "${{{2 * index + 2}}}"')
-        count = len(binds)
-        shell = " && ".join([*script, f"shift {count}", 'exec "$@"'])
-        return ["unshare", "--mount", "sh", "-c", shell, "sh", *binds, *argv]
+            binds.append((source, target))
+        try:
+            return [*private_mounts(binds), *argv]
+        except PrivateMountError as exc:
+            raise OperatorError(f"{self.operator.title}: {exc}") from exc
 
     def start(self) -> OperatorProcess:
         """Install the CRDs and start the process (do not wait: see `wait_ready`)."""
