@@ -544,9 +544,10 @@ class JobController:
         """(object before, object after) for each object a write to `job` touches: the job
         itself, or each member of a composed job."""
         parts = composed(self.kind)
-        if parts is None or not parts.members_of(job):
+        members = parts.members_of(job) if parts is not None else []
+        if parts is None or not members:
             return [(job, after)]
-        return list(zip(parts.members_of(job), parts.members_of(after), strict=True))
+        return list(zip(members, parts.members_of(after), strict=True))
 
     async def _stop(self, job: Json, writes: list[JobWrite], why: str) -> Json:
         """Run a stop plan; a `StopsByDeletion` kind's job is then deleted. A composed

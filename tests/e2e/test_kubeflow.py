@@ -31,7 +31,6 @@ from tests.builders import (
     XGBOOST,
     KubeflowJob,
     KubeflowKind,
-    WorkloadPriorityClass,
     kwok_kubeflow_job,
 )
 from tests.e2e.multikueue_fixtures import (
@@ -41,6 +40,7 @@ from tests.e2e.multikueue_fixtures import (
     until,
     wait_gone,
 )
+from tests.e2e.priority_classes import workload_priority_classes
 
 Json = dict[str, Any]
 MANAGED_BY = "kueue.x-k8s.io/multikueue"
@@ -227,23 +227,10 @@ def test_jobs_queued_on_a_worker_run_on_the_flavors_gpu_nodes_and_free_their_quo
 
 @contextlib.contextmanager
 def _priority_classes(views: list[ClusterView], classes: dict[str, int]) -> Iterator[None]:
-    for view in views:
-        for name, value in classes.items():
-            view.custom.create_cluster_custom_object(
-                "kueue.x-k8s.io",
-                "v1beta2",
-                "workloadpriorityclasses",
-                WorkloadPriorityClass(name, value).obj(),
-            )
-    try:
-        yield
-    finally:
+    with contextlib.ExitStack() as stack:
         for view in views:
-            for name in classes:
-                with contextlib.suppress(Exception):
-                    view.custom.delete_cluster_custom_object(
-                        "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", name
-                    )
+            stack.enter_context(workload_priority_classes(view.custom, classes))
+        yield
 
 
 def test_preemption_suspends_a_job_restores_its_templates_and_it_runs_again(

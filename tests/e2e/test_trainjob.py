@@ -22,7 +22,6 @@ from devfleet.cluster_access import ClusterAccess
 from devfleet.multikueue_fleet import MultiKueueFleet
 from tests.builders import (
     GPU,
-    WorkloadPriorityClass,
     kwok_job,
     kwok_training_runtime,
     kwok_trainjob,
@@ -34,6 +33,7 @@ from tests.e2e.multikueue_fixtures import (
     until,
     wait_gone,
 )
+from tests.e2e.priority_classes import workload_priority_classes
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
@@ -151,18 +151,11 @@ def test_a_trainjob_submitted_on_the_manager_runs_on_the_one_worker_with_room(
 def _priority_classes(member: ClusterAccess, classes: dict[str, int]) -> Iterator[None]:
     from kubernetes import client
 
-    with member.api_client() as api_client:
-        custom = client.CustomObjectsApi(api_client)
-        for name, value in classes.items():
-            custom.create_cluster_custom_object(
-                *KUEUE, "workloadpriorityclasses", WorkloadPriorityClass(name, value).obj()
-            )
-        try:
-            yield
-        finally:
-            for name in classes:
-                with contextlib.suppress(client.ApiException):
-                    custom.delete_cluster_custom_object(*KUEUE, "workloadpriorityclasses", name)
+    with (
+        member.api_client() as api_client,
+        workload_priority_classes(client.CustomObjectsApi(api_client), classes),
+    ):
+        yield
 
 
 @pytest.fixture
