@@ -36,7 +36,6 @@ from tests.e2e.multikueue_fixtures import (
 from tests.e2e.priority_classes import workload_priority_classes
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
-KUEUE = ("kueue.x-k8s.io", "v1beta2")
 MANAGED_BY = "kueue.x-k8s.io/multikueue"
 TRAINER_CONTROLLER = "trainer.kubeflow.org/trainjob-controller"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
