@@ -1,16 +1,19 @@
-"""`fleetq dev conformance`: upstream Kueue's own e2e suite, run against fleetq on a local fleet.
+"""`fleetq dev conformance`: upstream Kueue's own e2e suites, run against fleetq on a local fleet.
 
-The `singlecluster/baseline` ginkgo binary of `sigs.k8s.io/kueue` v0.19.2 (built by
-`fleetq dev tools conformance`) talks to its cluster only through the API, so it can judge
-fleetq the way it judges Kueue. This module brings up what the suite expects and nothing
+The `singlecluster/baseline` and `singlecluster/extended` ginkgo binaries of
+`sigs.k8s.io/kueue` v0.19.2 (built by `fleetq dev tools conformance`;
+devfleet.conformance_suites) talk to their cluster only through the API, so they can judge
+fleetq the way they judge Kueue. This module brings up what a suite expects and nothing
 more (docs/conformance.md):
 
 - a full fleet (default name `conformance`) whose manager has kwok nodes labelled like
-  upstream's kind cluster (`instance-type: on-demand` and `spot`), no workers;
+  upstream's kind cluster (`instance-type: on-demand` and `spot`), no workers, and the
+  job operators the suite drives (real ones, out of cluster; none for baseline);
 - fleetq's CRDs (charts/*/crds); the hub out of cluster, webhooks registered by URL,
   leader election on upstream's Lease in `kueue-system` (`conformance_stand_in`);
-- the presence-only stand-ins upstream's readiness check needs (Deployment
-  `kueue-controller-manager`, Service `kueue-webhook-service`);
+- the presence-only stand-ins upstream's readiness checks need (Deployment
+  `kueue-controller-manager`, Service `kueue-webhook-service`, and for extended each
+  operator's Deployment in upstream's namespace for it);
 - a work tree shaped like upstream's checkout (a `Makefile` marks the project root,
   `bin/kubectl-kueue`, `hack/testing/agnhost/Dockerfile` copied from the module), so the
   suite's relative paths resolve; then the binary with a label filter, a JUnit report and
@@ -20,6 +23,7 @@ more (docs/conformance.md):
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -47,10 +51,12 @@ from devfleet.conformance_stand_in import (
     namespace_manifest,
     webhook_service_manifest,
 )
+from devfleet.conformance_suites import BASELINE, Suite, operator_stand_ins
 from devfleet.fleet import Fleet
 from devfleet.fleet_crds import install_crds
 from devfleet.fleet_process import FleetProcess
 from devfleet.fleet_spec import FleetSpec, parse_fleet_spec
+from devfleet.operators.catalog import resolve, tools_of
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
 from devfleet.toolchain import REPO_ROOT, binary_path, build_tools, tool
@@ -58,10 +64,7 @@ from devfleet.upstream_kueue import kubectl
 
 Say = Callable[[str], None]
 
-SUITE_BINARY = "singlecluster-baseline.test"
-SUITE_PACKAGE_DIR = Path("test/e2e/singlecluster/baseline")
-DEFAULT_LABEL_FILTER = "feature:job || feature:cohort || feature:fairsharing || feature:kueuectl"
-CI_LABEL_FILTER = f"{DEFAULT_LABEL_FILTER} || feature:visibility"
+CI_LABEL_FILTER = f"{BASELINE.default_label_filter} || feature:visibility"
 """The slice `make test` runs (tests/e2e/test_upstream_conformance.py)."""
 CI_SKIPS: dict[str, str] = {
     "after scale-up": "elastic Jobs (ElasticJobsViaWorkloadSlices): workload slices are not built",
@@ -71,6 +74,7 @@ CI_SKIPS: dict[str, str] = {
 }
 """Specs of that slice `make test` skips (ginkgo --skip, by name), each with the reason."""
 FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance")
+"""The tools every suite needs; a suite's operators add theirs."""
 VISIBILITY_SERVICE = "kueue-visibility-server"
 """Upstream's name for the Service behind its visibility APIService."""
 VISIBILITY_API_SERVICES = tuple(f"{v}.{VISIBILITY_GROUP}" for v in VISIBILITY_VERSIONS)
@@ -109,13 +113,19 @@ class ConformanceError(RuntimeError):
 @dataclass(frozen=True, slots=True)
 class ConformanceOptions:
     fleet_name: str = "conformance"
-    label_filter: str = DEFAULT_LABEL_FILTER
+    suite: Suite = BASELINE
+    label_filter: str | None = None
+    """None: the suite's default (every feature fleetq has a kind for)."""
     focus: str | None = None
     skip: tuple[str, ...] = ()
     """Spec-name regexps ginkgo skips (each reported in the JUnit report as skipped)."""
     suite_timeout: str = "20m"
     keep: bool = False
     """Leave the fleet and the hub running afterwards."""
+
+    @property
+    def effective_label_filter(self) -> str:
+        return self.label_filter or self.suite.default_label_filter
 
 
 def conformance_fleet_spec() -> FleetSpec:
@@ -125,7 +135,7 @@ def conformance_fleet_spec() -> FleetSpec:
 def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
     """The ginkgo flags of one run (pure, for the tests)."""
     args = [
-        f"--ginkgo.label-filter={options.label_filter}",
+        f"--ginkgo.label-filter={options.effective_label_filter}",
         f"--ginkgo.junit-report={junit}",
         f"--ginkgo.timeout={options.suite_timeout}",
         "--ginkgo.no-color",
@@ -137,10 +147,14 @@ def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
     return args
 
 
-def suite_environment(kubeconfig: Path, tree: Path, artifacts: Path) -> dict[str, str]:
+def suite_environment(
+    kubeconfig: Path, tree: Path, artifacts: Path, extra: dict[str, str] | None = None
+) -> dict[str, str]:
     """Environment of the suite: the manager's kubeconfig, upstream's namespace, where the
-    project root and the artifacts are (pure, for the tests)."""
+    project root and the artifacts are, and what the suite's operators' specs read
+    (`operator_environment`) (pure, for the tests)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KIND", "E2E_"))}
+    env.update(extra or {})
     env.update(
         {
             "KUBECONFIG": str(kubeconfig),
@@ -151,10 +165,6 @@ def suite_environment(kubeconfig: Path, tree: Path, artifacts: Path) -> dict[str
         }
     )
     return env
-
-
-UPSTREAM_E2E_CONFIG = Path("test/e2e/config/default/controller_manager_config.yaml")
-"""The Configuration upstream's e2e runs Kueue with (fair sharing on, its frameworks)."""
 
 
 def hub_configuration(
@@ -183,6 +193,41 @@ def hub_configuration(
     return config, dropped
 
 
+RAY_DOCKERFILE = Path("hack/testing/ray/Dockerfile")
+"""Upstream's Ray test image, by its `FROM` line (the Makefile's RAY_VERSION)."""
+
+
+def ray_image(dockerfile: str) -> str:
+    """`rayproject/ray:<version>` from the Dockerfile's FROM line, digest dropped (pure)."""
+    for line in dockerfile.splitlines():
+        if line.startswith("FROM "):
+            return line.split()[1].split("@", 1)[0]
+    raise ConformanceError(f"no FROM line in upstream's {RAY_DOCKERFILE}")
+
+
+def operator_environment(suite: Suite, module_dir: Path) -> dict[str, str]:
+    """Variables the suite's operator specs read: KubeRay's specs take the Ray image from
+    KUBERAY_RAY_IMAGE (upstream's e2e script sets it). kwok pods never pull it."""
+    if "kuberay" not in suite.operators:
+        return {}
+    return {"KUBERAY_RAY_IMAGE": ray_image((module_dir / RAY_DOCKERFILE).read_text())}
+
+
+TRAINER_RUNTIMES = Path("manifests/overlays/runtimes")
+"""Trainer's own ClusterTrainingRuntimes (torch-distributed, ...), which upstream's e2e
+installs after Trainer and its TrainJob specs name."""
+
+
+def _install_operator_fixtures(member: ClusterAccess, suite: Suite, say: Say) -> None:
+    if "trainer" in suite.operators:
+        from devfleet.operators.process import operator_module_dir
+        from devfleet.operators.trainer import TRAINER
+
+        runtimes = operator_module_dir(TRAINER) / TRAINER_RUNTIMES
+        kubectl(member.kubeconfig, "apply", "--server-side", "-k", str(runtimes))
+        say(f"Trainer's ClusterTrainingRuntimes from its module ({TRAINER_RUNTIMES})")
+
+
 def known_to_fleetq(framework: str) -> bool:
     from integrations.framework.registry import UnknownFramework
     from integrations.registry import REGISTRY
@@ -194,9 +239,11 @@ def known_to_fleetq(framework: str) -> bool:
     return True
 
 
-def prepare_tree(tree: Path, kubectl_kueue: Path, module_dir: Path) -> Path:
+def prepare_tree(
+    tree: Path, kubectl_kueue: Path, module_dir: Path, package_dir: Path = BASELINE.package_dir
+) -> Path:
     """Upstream's checkout shape, for the suite's relative paths; returns the suite's cwd."""
-    cwd = tree / SUITE_PACKAGE_DIR
+    cwd = tree / package_dir
     cwd.mkdir(parents=True, exist_ok=True)
     (tree / "Makefile").write_text("# marks the project root for upstream's e2e helpers\n")
     (tree / "bin").mkdir(exist_ok=True)
@@ -226,12 +273,18 @@ def go_module_dir(module: str, version: str) -> Path:
 
 
 def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
-    build_tools(list(FLEET_TOOLS), progress=say)
+    suite = options.suite
+    operators = resolve(suite.operators)
+    build_tools([*FLEET_TOOLS, *tools_of(operators)], progress=say)
     fleet = Fleet(options.fleet_name)
     started_fleet = False
     if fleet.record() is None or not fleet.answering():
-        say(f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes)")
-        fleet.up(conformance_fleet_spec(), lite=False, progress=say, operators=())
+        with_operators = f" and {', '.join(suite.operators)}" if suite.operators else ""
+        say(
+            f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes"
+            f"{with_operators})"
+        )
+        fleet.up(conformance_fleet_spec(), lite=False, progress=say, operators=suite.operators)
         started_fleet = True
     running = fleet.access()
     if running.lite:
@@ -242,7 +295,7 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
     hub: FleetProcess | None = None
     try:
         module_dir = go_module_dir("sigs.k8s.io/kueue", tool("conformance").version)
-        hub = _prepare_cluster(running, workdir, module_dir, say)
+        hub = _prepare_cluster(running, suite, workdir, module_dir, say)
         return _run_suite(running, options, workdir, module_dir, say)
     finally:
         if hub is not None and not options.keep and hub.stop() is None:
@@ -256,7 +309,7 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
 
 
 def _prepare_cluster(
-    running: RunningFleet, workdir: Path, module_dir: Path, say: Say
+    running: RunningFleet, suite: Suite, workdir: Path, module_dir: Path, say: Say
 ) -> FleetProcess:
     manager = running.manager
     install_crds(manager)
@@ -264,8 +317,12 @@ def _prepare_cluster(
     _apply(manager, namespace_manifest())
     _apply(manager, webhook_service_manifest())
     _apply(manager, deployment_manifest())
+    for stand_in in operator_stand_ins(suite):
+        _apply(manager, namespace_manifest(stand_in.namespace))
+        _apply(manager, deployment_manifest(stand_in.namespace, stand_in.name))
+    _install_operator_fixtures(manager, suite, say)
     config = workdir / "hub-config.yaml"
-    upstream = yaml.safe_load((module_dir / UPSTREAM_E2E_CONFIG).read_text())
+    upstream = yaml.safe_load((module_dir / suite.configuration).read_text())
     hub_config, dropped = hub_configuration(upstream, workdir / "hub-certs", known_to_fleetq)
     if dropped:
         say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
@@ -284,11 +341,15 @@ def _prepare_cluster(
     hub.start()
     try:
         until(hub.ready, "the fleetq hub ready (webhooks registered)", 120.0)
-        until(
-            lambda: _deployment_available(manager),
-            f"stand-in Deployment {DEPLOYMENT} available",
-            120.0,
-        )
+        for namespace, name in [
+            (KUEUE_NAMESPACE, DEPLOYMENT),
+            *((s.namespace, s.name) for s in operator_stand_ins(suite)),
+        ]:
+            until(
+                functools.partial(_deployment_available, manager, namespace, name),
+                f"stand-in Deployment {namespace}/{name} available",
+                120.0,
+            )
     except BaseException:
         if hub.stop() is None:
             _delete_webhook_configurations(manager)
@@ -375,22 +436,28 @@ def _apply_user_roles(member: ClusterAccess) -> None:
 def _run_suite(
     running: RunningFleet, options: ConformanceOptions, workdir: Path, module_dir: Path, say: Say
 ) -> SuiteSummary:
+    suite = options.suite
     conformance = tool("conformance")
-    binary = conformance.binary(SUITE_BINARY)
+    binary = conformance.binary(suite.binary)
     tree = workdir / "tree"
-    cwd = prepare_tree(tree, conformance.binary("kubectl-kueue"), module_dir)
+    cwd = prepare_tree(tree, conformance.binary("kubectl-kueue"), module_dir, suite.package_dir)
     artifacts = workdir / "artifacts"
     artifacts.mkdir()
-    junit = workdir / "junit-singlecluster-baseline.xml"
+    junit = workdir / suite.junit_name
     log = workdir / "suite.log"
     args = [str(binary), *suite_arguments(options, junit)]
-    say(f"running {SUITE_BINARY} ({options.label_filter!r}); log {log}")
+    say(f"running {suite.binary} ({options.effective_label_filter!r}); log {log}")
     started = time.monotonic()
     with log.open("w") as out:
         done = subprocess.run(
             args,
             cwd=cwd,
-            env=suite_environment(running.manager.kubeconfig, tree, artifacts),
+            env=suite_environment(
+                running.manager.kubeconfig,
+                tree,
+                artifacts,
+                operator_environment(suite, module_dir),
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             check=False,
@@ -416,13 +483,11 @@ def _apply(member: ClusterAccess, manifest: dict[str, Any]) -> None:
                 raise
 
 
-def _deployment_available(member: ClusterAccess) -> bool:
+def _deployment_available(member: ClusterAccess, namespace: str, name: str) -> bool:
     from kubernetes import client
 
     with member.api_client() as api_client:
-        deployment = client.AppsV1Api(api_client).read_namespaced_deployment(
-            DEPLOYMENT, KUEUE_NAMESPACE
-        )
+        deployment = client.AppsV1Api(api_client).read_namespaced_deployment(name, namespace)
     conditions = deployment.status.conditions or []
     return any(c.type == "Available" and c.status == "True" for c in conditions)
 

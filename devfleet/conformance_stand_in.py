@@ -17,6 +17,10 @@ Running and Ready with a pod IP) and a Service selecting them, so the real
 kube-controller-manager fills the EndpointSlice. They never carry behaviour. (3) and (4)
 are answered by the real hub: its webhooks registered by URL, and its leader election
 holding that Lease in that namespace (`leaderElection.leaderElect: true`).
+
+`singlecluster/extended` also waits for each job operator's Deployment (JobSet's, KubeRay's,
+...) in upstream's namespaces for them. The real operators run out of cluster on the fleet
+(devfleet.operators); their stand-ins are the same presence-only kind of Deployment.
 """
 
 from __future__ import annotations
@@ -40,21 +44,28 @@ def namespace_manifest(name: str = KUEUE_NAMESPACE) -> JsonDict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
-def deployment_manifest(namespace: str = KUEUE_NAMESPACE) -> JsonDict:
+def deployment_manifest(namespace: str = KUEUE_NAMESPACE, name: str = DEPLOYMENT) -> JsonDict:
+    """Kueue's stand-in by default; with a name, an operator's (its own selector label, so
+    stand-ins sharing a namespace never select each other's pods)."""
+    labels = (
+        dict(STAND_IN_LABELS)
+        if name == DEPLOYMENT
+        else {"fleetq.dev/conformance": "stand-in", "fleetq.dev/stand-in-for": name}
+    )
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
-            "name": DEPLOYMENT,
+            "name": name,
             "namespace": namespace,
-            "labels": dict(STAND_IN_LABELS),
+            "labels": dict(labels),
             "annotations": {"fleetq.dev/note": STAND_IN_NOTE},
         },
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": dict(STAND_IN_LABELS)},
+            "selector": {"matchLabels": dict(labels)},
             "template": {
-                "metadata": {"labels": dict(STAND_IN_LABELS)},
+                "metadata": {"labels": dict(labels)},
                 "spec": {
                     "containers": [
                         {

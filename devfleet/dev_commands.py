@@ -68,12 +68,19 @@ def register(commands: Any) -> None:
 
     conformance = sub.add_parser(
         "conformance",
-        help="run upstream Kueue's singlecluster/baseline e2e suite against fleetq (JUnit)",
+        help="run one of upstream Kueue's e2e suites against fleetq (JUnit report, summary)",
+    )
+    conformance.add_argument(
+        "--suite",
+        default="baseline",
+        help="baseline (singlecluster/baseline, the default) or extended "
+        "(singlecluster/extended: the job operators' kinds)",
     )
     conformance.add_argument(
         "--label-filter",
         default=None,
-        help="ginkgo label filter (default: devfleet.conformance.DEFAULT_LABEL_FILTER)",
+        help="ginkgo label filter (default: every feature of the suite fleetq has a kind for, "
+        "devfleet.conformance_suites)",
     )
     conformance.add_argument("--focus", help="ginkgo focus regexp (default: none)")
     conformance.add_argument(
@@ -157,17 +164,23 @@ def _conformance(args: argparse.Namespace) -> int:
     from devfleet.conformance import (
         CI_LABEL_FILTER,
         CI_SKIPS,
-        DEFAULT_LABEL_FILTER,
         ConformanceError,
         ConformanceOptions,
         run_conformance,
     )
+    from devfleet.conformance_suites import BASELINE, suite_named
     from devfleet.fleet_process import FleetProcessError
+    from devfleet.operators.spec import OperatorError
 
-    default_filter = CI_LABEL_FILTER if args.ci else DEFAULT_LABEL_FILTER
+    try:
+        suite = BASELINE if args.ci else suite_named(args.suite)
+    except KeyError as exc:
+        console.print(f"[red]fleetq dev conformance: {exc.args[0]}[/red]", highlight=False)
+        return 2
     options = ConformanceOptions(
         fleet_name=args.name,
-        label_filter=args.label_filter or default_filter,
+        suite=suite,
+        label_filter=args.label_filter or (CI_LABEL_FILTER if args.ci else None),
         focus=args.focus,
         skip=tuple(args.skip) + (tuple(CI_SKIPS) if args.ci else ()),
         suite_timeout=args.timeout,
@@ -183,6 +196,7 @@ def _conformance(args: argparse.Namespace) -> int:
         ClusterNotReady,
         ToolBuildError,
         FleetProcessError,
+        OperatorError,
         AssertionError,
     ) as exc:
         console.print(f"[red]fleetq dev conformance: {exc}[/red]", highlight=False)
@@ -191,7 +205,7 @@ def _conformance(args: argparse.Namespace) -> int:
         _say(f"suite node {node.status}: {node.name}: {node.message}")
     for spec in summary.failed:
         _say(f"{spec.status}: {spec.name}" + (f"\n    {spec.message}" if spec.message else ""))
-    _say(f"singlecluster/baseline: {summary.line()}")
+    _say(f"{suite.name}: {summary.line()}")
     return 0 if not summary.failed and not summary.failed_suite_nodes else 1
 
 

@@ -9,10 +9,13 @@ import pytest
 
 from devfleet import toolchain
 from devfleet.conformance import (
+    ConformanceError,
     ConformanceOptions,
     conformance_fleet_spec,
     hub_configuration,
+    operator_environment,
     prepare_tree,
+    ray_image,
     suite_arguments,
     suite_environment,
 )
@@ -21,6 +24,13 @@ from devfleet.conformance_stand_in import (
     LEADER_ELECTION_ID,
     deployment_manifest,
     webhook_service_manifest,
+)
+from devfleet.conformance_suites import (
+    BASELINE,
+    EXTENDED,
+    SUITES,
+    operator_stand_ins,
+    suite_named,
 )
 
 JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
@@ -187,3 +197,52 @@ def test_the_failure_line_skips_gomegas_scaffolding() -> None:
         'Timed out after 10.001s. — workloads.kueue.x-k8s.io "statefulset-sts-b5374" not found',
         "the server could not find the requested resource",
     ]
+
+
+def test_each_suite_has_its_binary_its_default_filter_and_its_upstream_configuration() -> None:
+    tool = toolchain.tool("conformance")
+    for suite in SUITES.values():
+        assert suite.binary in tool.binaries
+        assert suite.configuration.name == "controller_manager_config.yaml"
+    extended = suite_named("extended")
+    assert extended is EXTENDED and suite_named("singlecluster/extended") is EXTENDED
+    args = suite_arguments(ConformanceOptions(suite=extended), Path("/r.xml"))
+    assert f"--ginkgo.label-filter={EXTENDED.default_label_filter}" in args
+    assert "feature:appwrapper" not in EXTENDED.default_label_filter  # fleetq has no kind
+    assert EXTENDED.junit_name == "junit-singlecluster-extended.xml"
+    with pytest.raises(KeyError, match="unknown suite 'multikueue'; choose one of: baseline"):
+        suite_named("multikueue")
+
+
+def test_extended_stands_in_for_each_operators_deployment_where_upstream_waits() -> None:
+    from devfleet.operators.catalog import OPERATORS
+
+    assert set(EXTENDED.operators) <= set(OPERATORS)
+    assert operator_stand_ins(BASELINE) == []
+    stand_ins = {(s.namespace, s.name) for s in operator_stand_ins(EXTENDED)}
+    # test/util/e2e.go of v0.19.2: the Deployments its BeforeSuite waits for.
+    assert ("jobset-system", "jobset-controller-manager") in stand_ins
+    assert ("default", "kuberay-operator") in stand_ins
+    assert ("kubeflow-system", "kubeflow-trainer-controller-manager") in stand_ins
+    kueue_selector = webhook_service_manifest()["spec"]["selector"]
+    for namespace, name in stand_ins:
+        deployment = deployment_manifest(namespace, name)
+        pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        assert deployment["metadata"] == {**deployment["metadata"], "name": name}
+        assert deployment["metadata"]["namespace"] == namespace
+        assert deployment["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+        assert not kueue_selector.items() <= pod_labels.items()  # not Kueue's webhook pods
+
+
+def test_kuberay_specs_get_upstreams_ray_image_from_its_dockerfile(tmp_path: Path) -> None:
+    dockerfile = tmp_path / "hack/testing/ray/Dockerfile"
+    dockerfile.parent.mkdir(parents=True)
+    dockerfile.write_text("# ray\nFROM rayproject/ray:2.56.0@sha256:5ded AS base\nRUN true\n")
+    assert operator_environment(EXTENDED, tmp_path) == {
+        "KUBERAY_RAY_IMAGE": "rayproject/ray:2.56.0"
+    }
+    assert operator_environment(BASELINE, tmp_path) == {}
+    env = suite_environment(tmp_path / "k", tmp_path / "t", tmp_path / "a", {"X": "1"})
+    assert env["X"] == "1"
+    with pytest.raises(ConformanceError, match="no FROM line"):
+        ray_image("RUN true\n")

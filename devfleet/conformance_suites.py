@@ -1,0 +1,92 @@
+"""Upstream Kueue's e2e suites `fleetq dev conformance` can run, and what each needs.
+
+Each suite is one ginkgo test binary of the conformance tool. `singlecluster/baseline`
+needs Kueue alone; `singlecluster/extended` needs the job operators too, which a full
+fleet runs out of cluster (devfleet.operators), and its BeforeSuite waits for each
+operator's Deployment to be Available in the namespace upstream's install uses — the
+presence-only stand-ins of `operator_stand_ins` (devfleet.conformance_stand_in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    name: str
+    """As `--suite` takes it, and as upstream's tree names it (`singlecluster/baseline`)."""
+    binary: str
+    package_dir: Path
+    default_label_filter: str
+    configuration: Path
+    """Upstream's e2e Configuration for this suite, inside the module (the hub runs it)."""
+    operators: tuple[str, ...] = ()
+    """Catalog names of the operators the suite's specs drive (devfleet.operators)."""
+
+    @property
+    def junit_name(self) -> str:
+        return f"junit-{self.name.replace('/', '-')}.xml"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorDeployment:
+    """Where upstream's install puts an operator, as its e2e BeforeSuite looks for it."""
+
+    namespace: str
+    name: str
+
+
+OPERATOR_DEPLOYMENTS: Final[dict[str, OperatorDeployment]] = {
+    # test/util/e2e.go Wait*Availability of v0.19.2
+    "jobset": OperatorDeployment("jobset-system", "jobset-controller-manager"),
+    "kuberay": OperatorDeployment("default", "kuberay-operator"),
+    "trainer": OperatorDeployment("kubeflow-system", "kubeflow-trainer-controller-manager"),
+    "training-operator": OperatorDeployment("kubeflow", "training-operator"),
+    "mpi-operator": OperatorDeployment("mpi-operator", "mpi-operator"),
+    "lws": OperatorDeployment("lws-system", "lws-controller-manager"),
+}
+
+BASELINE_LABEL_FILTER: Final = (
+    "feature:job || feature:cohort || feature:fairsharing || feature:kueuectl"
+)
+EXTENDED_LABEL_FILTER: Final = (
+    "feature:jobset || feature:trainjob || feature:mpijob || feature:pytorchjob"
+    " || feature:jaxjob || feature:kuberay"
+)
+"""Every extended feature whose kind fleetq has; `feature:appwrapper` is left out
+(fleetq has no AppWrapper kind)."""
+
+BASELINE: Final = Suite(
+    name="singlecluster/baseline",
+    binary="singlecluster-baseline.test",
+    package_dir=Path("test/e2e/singlecluster/baseline"),
+    default_label_filter=BASELINE_LABEL_FILTER,
+    configuration=Path("test/e2e/config/default/controller_manager_config.yaml"),
+)
+EXTENDED: Final = Suite(
+    name="singlecluster/extended",
+    binary="singlecluster-extended.test",
+    package_dir=Path("test/e2e/singlecluster/extended"),
+    default_label_filter=EXTENDED_LABEL_FILTER,
+    configuration=Path("test/e2e/config/extended/controller_manager_config.yaml"),
+    operators=("jobset", "kuberay", "trainer", "training-operator", "mpi-operator"),
+)
+SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (BASELINE, EXTENDED)}
+SUITE_ALIASES: Final[dict[str, str]] = {"baseline": BASELINE.name, "extended": EXTENDED.name}
+
+
+def suite_named(name: str) -> Suite:
+    """The suite `--suite` names (full or short name); KeyError naming the choices."""
+    suite = SUITES.get(SUITE_ALIASES.get(name, name))
+    if suite is None:
+        choices = ", ".join([*SUITE_ALIASES, *SUITES])
+        raise KeyError(f"unknown suite {name!r}; choose one of: {choices}")
+    return suite
+
+
+def operator_stand_ins(suite: Suite) -> list[OperatorDeployment]:
+    """The operator Deployments the suite's BeforeSuite waits for."""
+    return [OPERATOR_DEPLOYMENTS[name] for name in suite.operators]
