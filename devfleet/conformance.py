@@ -284,7 +284,13 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
             f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes"
             f"{with_operators})"
         )
-        fleet.up(conformance_fleet_spec(), lite=False, progress=say, operators=suite.operators)
+        fleet.up(
+            conformance_fleet_spec(),
+            lite=False,
+            progress=say,
+            operators=suite.operators,
+            kubelet_exec=True,
+        )
         started_fleet = True
     running = fleet.access()
     if running.lite:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from devfleet.agnhost_player import exec_documents
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.cluster_readiness import install_nodes, wait_ready
 from devfleet.fleet_spec import FleetSpec
@@ -124,11 +125,14 @@ class Fleet:
         progress: Progress = print,
         api_only: frozenset[str] = frozenset(),
         operators: Sequence[str] | None = None,
+        kubelet_exec: bool = False,
     ) -> RunningFleet:
         """Start the fleet; clusters named in `api_only` run lite even in a full fleet.
 
         `operators` (catalog names, plus what they require) run against every cluster;
-        default: every operator in a full fleet, none in a lite one.
+        default: every operator in a full fleet, none in a lite one. `kubelet_exec` lets
+        `kubectl exec` into pods run on this machine as upstream's agnhost image would
+        answer (devfleet.agnhost_player) — for a fleet serving only a local test suite.
         """
         check_binaries()
         if operators is None:
@@ -156,12 +160,19 @@ class Fleet:
         lite_roles = {c.name for c in spec.clusters} if lite else set(api_only)
         roles = [cluster.name for cluster in spec.clusters]
         names = {role: self.kwok_cluster_name(role) for role in roles}
+        stages_of = {
+            role: [
+                *stages,
+                *(exec_documents(self._kubeconfig_path(role), self.dir) if kubelet_exec else []),
+            ]
+            for role in roles
+        }
         mode = "lite: etcd + apiserver" if lite else "full: etcd, apiserver, controller-manager, "
         mode += "" if lite else "scheduler, kwok"
         progress(f"fleet {self.name!r}: starting {len(roles)} clusters ({mode})")
         try:
             self._create_clusters(
-                names, lite_roles=lite_roles, stages=stages, progress=progress, started=started
+                names, lite_roles=lite_roles, stages=stages_of, progress=progress, started=started
             )
             kubeconfigs = self._write_kubeconfigs(names)
             servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
@@ -194,7 +205,7 @@ class Fleet:
         names: dict[str, str],
         *,
         lite_roles: set[str],
-        stages: list[str],
+        stages: dict[str, list[str]],
         progress: Progress,
         started: float,
     ) -> None:
@@ -209,7 +220,7 @@ class Fleet:
                 name,
                 lite=lite,
                 ports=mine,
-                stages=[] if lite else stages,
+                stages=[] if lite else stages[role],
                 extra_args=front_proxy,
             )
         failures = []
@@ -224,12 +235,14 @@ class Fleet:
         if failures:
             raise FleetError("could not start clusters:\n" + "\n".join(failures))
 
+    def _kubeconfig_path(self, role: str) -> Path:
+        return self.dir / "kubeconfigs" / f"{role}.kubeconfig"
+
     def _write_kubeconfigs(self, names: dict[str, str]) -> dict[str, str]:
-        directory = self.dir / "kubeconfigs"
-        directory.mkdir(exist_ok=True)
+        (self.dir / "kubeconfigs").mkdir(exist_ok=True)
         paths = {}
         for role, name in names.items():
-            path = directory / f"{role}.kubeconfig"
+            path = self._kubeconfig_path(role)
             path.write_text(self.kwokctl.kubeconfig(name))
             path.chmod(0o600)
             paths[role] = str(path)

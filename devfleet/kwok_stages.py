@@ -10,7 +10,9 @@ The stage definitions are kwok's own, read at run time from the kwok Go module t
 `make tools` downloads (nothing is copied into this repository). One change is ours: kwok's
 pod-complete stage finishes only pods a batch/v1 Job owns, so the owner kinds of
 `COMPLETING_OWNER_KINDS` (operators that own their pods directly, such as the Kubeflow
-training operator's jobs) are added to it, and their pods finish the same way.
+training operator's jobs) are added to it, and their pods finish the same way. And pods
+of upstream's agnhost test image are played as a kubelet would run them
+(devfleet.agnhost_player): `netexec` pods serve until deleted or told to exit.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Final
 
 import yaml
 
+from devfleet.agnhost_player import EXIT_STAGE, keep_serving_pods_running
 from devfleet.toolchain import KWOK_VERSION, tool
 
 RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
@@ -86,12 +89,13 @@ def stage_documents() -> list[str]:
             raise StageFilesMissing(f"kwok stage file missing from the module: {path}")
         text = path.read_text().strip()
         if relative == POD_COMPLETE_STAGE:
-            text = with_owner_kinds(text, COMPLETING_OWNER_KINDS)
+            text = _dump(keep_serving_pods_running(with_owner_kinds(text, COMPLETING_OWNER_KINDS)))
         documents.append(text)
+    documents.append(_dump(EXIT_STAGE))
     return documents
 
 
-def with_owner_kinds(stage: str, kinds: tuple[str, ...]) -> str:
+def with_owner_kinds(stage: str, kinds: tuple[str, ...]) -> dict[str, Any]:
     """The pod-complete stage with `kinds` added to the pod owner kinds it selects."""
     document: dict[str, Any] = yaml.safe_load(stage)
     expressions = document["spec"]["selector"]["matchExpressions"]
@@ -99,6 +103,10 @@ def with_owner_kinds(stage: str, kinds: tuple[str, ...]) -> str:
     if owner is None:
         raise StageFilesMissing(f"kwok's pod-complete stage selects no owner kind: {stage[:300]}")
     owner["values"] = [*owner["values"], *(k for k in kinds if k not in owner["values"])]
+    return document
+
+
+def _dump(document: dict[str, Any]) -> str:
     return yaml.dump(document, Dumper=_LiteralDumper, sort_keys=False).strip()
 
 
