@@ -239,6 +239,11 @@ def known_to_fleetq(framework: str) -> bool:
     return True
 
 
+TEST_IMAGES = ("agnhost", "redis", "spark")
+"""Images whose names the suites read from `hack/testing/<image>/Dockerfile`
+(`util.getCachedDockerImage`); kwok never pulls them."""
+
+
 def prepare_tree(
     tree: Path, kubectl_kueue: Path, module_dir: Path, package_dir: Path = BASELINE.package_dir
 ) -> Path:
@@ -250,9 +255,10 @@ def prepare_tree(
     link = tree / "bin" / "kubectl-kueue"
     link.unlink(missing_ok=True)
     link.symlink_to(kubectl_kueue)
-    agnhost = tree / "hack" / "testing" / "agnhost"
-    agnhost.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(module_dir / "hack/testing/agnhost/Dockerfile", agnhost / "Dockerfile")
+    for image in TEST_IMAGES:
+        dockerfile = Path("hack/testing") / image / "Dockerfile"
+        (tree / dockerfile).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(module_dir / dockerfile, tree / dockerfile)
     return cwd
 
 

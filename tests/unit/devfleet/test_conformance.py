@@ -117,8 +117,9 @@ def test_suite_environment_points_at_the_manager_and_the_tree(
 
 def test_the_tree_resolves_the_suites_relative_paths(tmp_path: Path) -> None:
     module = tmp_path / "kueue@v0.19.2"
-    (module / "hack/testing/agnhost").mkdir(parents=True)
-    (module / "hack/testing/agnhost/Dockerfile").write_text("FROM agnhost:2.66.0\n")
+    for image in ("agnhost", "redis", "spark"):
+        (module / "hack/testing" / image).mkdir(parents=True)
+        (module / "hack/testing" / image / "Dockerfile").write_text(f"FROM {image}:1\n")
     kubectl_kueue = tmp_path / "kubectl-kueue"
     kubectl_kueue.write_text("")
     tree = tmp_path / "tree"
@@ -126,7 +127,8 @@ def test_the_tree_resolves_the_suites_relative_paths(tmp_path: Path) -> None:
     # suite_test.go: kueuectlPath = ../../../../bin/kubectl-kueue from the package dir.
     assert (cwd / "../../../../bin/kubectl-kueue").resolve() == kubectl_kueue.resolve()
     assert (tree / "Makefile").exists()
-    assert (tree / "hack/testing/agnhost/Dockerfile").read_text() == "FROM agnhost:2.66.0\n"
+    assert (tree / "hack/testing/agnhost/Dockerfile").read_text() == "FROM agnhost:1\n"
+    assert (tree / "hack/testing/redis/Dockerfile").read_text() == "FROM redis:1\n"
     prepare_tree(tree, kubectl_kueue, module)  # again: idempotent
 
 
