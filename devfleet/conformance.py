@@ -64,15 +64,6 @@ from devfleet.upstream_kueue import kubectl
 
 Say = Callable[[str], None]
 
-CI_LABEL_FILTER = f"{BASELINE.default_label_filter} || feature:visibility"
-"""The slice `make test` runs (tests/e2e/test_upstream_conformance.py)."""
-CI_SKIPS: dict[str, str] = {
-    "after scale-up": "elastic Jobs (ElasticJobsViaWorkloadSlices): workload slices are not built",
-    "Scaling down an elastic Indexed Job": (
-        "workload slices, and it execs into the pods to end them (kwok pods cannot exec)"
-    ),
-}
-"""Specs of that slice `make test` skips (ginkgo --skip, by name), each with the reason."""
 FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance")
 """The tools every suite needs; a suite's operators add theirs."""
 VISIBILITY_SERVICE = "kueue-visibility-server"

@@ -89,7 +89,7 @@ def register(commands: Any) -> None:
     conformance.add_argument(
         "--ci",
         action="store_true",
-        help="the slice `make test` runs: devfleet.conformance.CI_LABEL_FILTER minus CI_SKIPS",
+        help="the slice of the suite `make test` runs (devfleet.conformance_suites, Suite.ci)",
     )
     conformance.add_argument("--timeout", default="20m", help="ginkgo suite timeout (default: 20m)")
     conformance.add_argument(
@@ -162,27 +162,25 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _conformance(args: argparse.Namespace) -> int:
     from devfleet.conformance import (
-        CI_LABEL_FILTER,
-        CI_SKIPS,
         ConformanceError,
         ConformanceOptions,
         run_conformance,
     )
-    from devfleet.conformance_suites import BASELINE, suite_named
+    from devfleet.conformance_suites import suite_named
     from devfleet.fleet_process import FleetProcessError
     from devfleet.operators.spec import OperatorError
 
     try:
-        suite = BASELINE if args.ci else suite_named(args.suite)
+        suite = suite_named(args.suite)
     except KeyError as exc:
         console.print(f"[red]fleetq dev conformance: {exc.args[0]}[/red]", highlight=False)
         return 2
     options = ConformanceOptions(
         fleet_name=args.name,
         suite=suite,
-        label_filter=args.label_filter or (CI_LABEL_FILTER if args.ci else None),
+        label_filter=args.label_filter or (suite.ci.label_filter if args.ci else None),
         focus=args.focus,
-        skip=tuple(args.skip) + (tuple(CI_SKIPS) if args.ci else ()),
+        skip=tuple(args.skip) + (tuple(suite.ci.skips) if args.ci else ()),
         suite_timeout=args.timeout,
         keep=args.keep,
     )

@@ -1,32 +1,35 @@
-"""Upstream Kueue v0.19.2's own e2e suite against fleetq, in every `make test`.
+"""Upstream Kueue v0.19.2's own e2e suites against fleetq, in every `make test`.
 
-`singlecluster/baseline`'s slice `devfleet.conformance.CI_LABEL_FILTER` (Jobs, cohorts,
-fair sharing, kubectl-kueue, the visibility API) runs against a hub on a fleet of its own
-(`fleetq dev conformance --ci` does the same by hand), minus `CI_SKIPS`, each skipped for a
-reason given there. Every spec that runs must pass: a failure here is a place where a
-Kueue user's expectations and fleetq part (docs/conformance.md keeps the full table).
+For each suite, its CI slice (`devfleet.conformance_suites`, `Suite.ci`) runs against a
+hub on a fleet of its own (`fleetq dev conformance --suite S --ci` does the same by hand):
+`singlecluster/baseline`'s Jobs, cohorts, fair sharing, kubectl-kueue and the visibility
+API; `singlecluster/extended`'s JobSet, MPIJob, PyTorchJob, JAXJob, TrainJob and KubeRay
+specs with the real operators. Specs of `ci.skips` are skipped, each for the reason given
+there. Every spec that runs must pass: a failure here is a place where a Kueue user's
+expectations and fleetq part (docs/conformance.md keeps the full table).
 """
 
 from __future__ import annotations
 
 import os
 
-from devfleet.conformance import CI_LABEL_FILTER, CI_SKIPS, ConformanceOptions, run_conformance
+import pytest
 
-MIN_PASSED = 26
-"""What this slice passed when it joined `make test` (14 Job/cohort/fair-sharing/kueuectl
-specs + 12 visibility specs): fewer means specs stopped running, not only failing."""
+from devfleet.conformance import ConformanceOptions, run_conformance
+from devfleet.conformance_suites import BASELINE, EXTENDED, Suite
 
 
-def test_upstreams_baseline_slice_passes_against_fleetq() -> None:
+@pytest.mark.parametrize("suite", [BASELINE, EXTENDED], ids=lambda suite: suite.name)
+def test_upstreams_suite_slice_passes_against_fleetq(suite: Suite) -> None:
     options = ConformanceOptions(
         fleet_name=f"conformance-{os.getpid()}",
-        label_filter=CI_LABEL_FILTER,
-        skip=tuple(CI_SKIPS),
+        suite=suite,
+        label_filter=suite.ci.label_filter,
+        skip=tuple(suite.ci.skips),
         suite_timeout="12m",
     )
     summary = run_conformance(options, say=lambda line: print(line, flush=True))
     failures = [f"{spec.name}: {spec.message}" for spec in summary.failed]
     failures += [f"{node.name}: {node.message}" for node in summary.failed_suite_nodes]
     assert failures == []
-    assert len(summary.passed) >= MIN_PASSED, summary.line()
+    assert len(summary.passed) >= suite.ci.min_passed, summary.line()
