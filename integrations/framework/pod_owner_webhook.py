@@ -18,7 +18,7 @@ from typing import Any
 from core.api.validation.field_errors import FieldError
 from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_defaulting import should_suspend
-from integrations.framework.job_metadata import Job, int_value
+from integrations.framework.job_metadata import Job, int_value, section, spec
 from integrations.framework.labels import (
     DEFAULT_LOCAL_QUEUE_NAME,
     MANAGED_LABEL,
@@ -37,12 +37,22 @@ def default_pod_owner(
     template's metadata when the template was marked for queueing (None otherwise), for
     the kind to add its own marks to."""
     result, queued = defaulted_owner(obj, ctx)
-    if not queued:
+    if not queued or _suspended_by_another_parent(result, framework):
         return result, None
     template = result.setdefault("spec", {}).setdefault("template", {})
     template_meta = mark_pod_template(template, result, framework)
     template_meta["labels"][MANAGED_LABEL] = MANAGED_LABEL_VALUE
     return result, template_meta
+
+
+def _suspended_by_another_parent(obj: Job, framework: str) -> bool:
+    """Its template already carries another framework's marks (a LeaderWorkerSet's
+    StatefulSets copy its marked templates): that framework queues its Pods."""
+    template = section(spec(obj), "template")
+    parent = section(section(template, "metadata"), "annotations").get(
+        POD_SUSPENDING_PARENT_ANNOTATION
+    )
+    return parent is not None and parent != framework
 
 
 def defaulted_owner(obj: Job, ctx: WebhookContext) -> tuple[dict[str, Any], bool]:

@@ -5,7 +5,8 @@ The job controller never runs for it: nothing of a LeaderWorkerSet is suspended,
 or stopped; its groups' Pods are, as pod groups. So the Job-like answers are those of a
 job with nothing to run, the pod sets are one group's, and its Pods are the objects it
 references (the manager watches them for the group controller). MultiKueue does not
-dispatch it yet (`LocalOnly`; upstream v0.19.2 has an adapter).
+dispatch it yet (`LocalOnly`; upstream v0.19.2 has an adapter): its webhook refuses a
+LeaderWorkerSet whose LocalQueue leads to MultiKueue.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class LeaderWorkerSetKind(WebhookOnlyKind):
         return webhook.default_leaderworkerset(job, ctx)
 
     def validate_create(self, job: Job, ctx: WebhookContext) -> list[FieldError]:
-        return webhook.validate_create(job)
+        return webhook.validate_create(job, ctx)
 
     def validate_update(self, old: Job, new: Job, ctx: WebhookContext) -> list[FieldError]:
         return webhook.validate_update(old, new, ctx)
