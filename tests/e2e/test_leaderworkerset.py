@@ -15,9 +15,11 @@ scheduler places on its nodes until they are deleted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from devfleet.polling import until
@@ -106,10 +108,30 @@ def _workload_count(custom: Any, namespace: str, lws: str, count: int) -> dict[s
     return found if len(found) == count else {}
 
 
+@pytest.fixture
+def lws_queue(pods_hub: PodsHub, pod_queue: QueueFactory) -> Iterator[QueueFactory]:
+    """`pod_queue`, with the LeaderWorkerSets left in its namespaces deleted first (while
+    the hub runs, so their Workloads go with them)."""
+    made: list[str] = []
+
+    def make(gpus: int) -> str:
+        made.append(pod_queue(gpus))
+        return made[-1]
+
+    yield make
+    with pods_hub.worker.api_client() as api_client:
+        custom = client.CustomObjectsApi(api_client)
+        for namespace in made:
+            with contextlib.suppress(client.ApiException):
+                custom.delete_collection_namespaced_custom_object(
+                    LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL
+                )
+
+
 def test_an_lws_of_two_groups_is_two_workloads_admitted_group_by_group_and_freed_on_delete(
-    pods_hub: PodsHub, pod_queue: QueueFactory
+    pods_hub: PodsHub, lws_queue: QueueFactory
 ) -> None:
-    namespace = pod_queue(6)
+    namespace = lws_queue(6)
     with pods_hub.worker.api_client() as api_client:
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
         lws = _submit(custom, namespace, "serve", replicas=2, size=3)
@@ -154,9 +176,9 @@ def test_an_lws_of_two_groups_is_two_workloads_admitted_group_by_group_and_freed
 
 
 def test_a_group_beyond_the_quota_waits_gated_until_scaled_away(
-    pods_hub: PodsHub, pod_queue: QueueFactory
+    pods_hub: PodsHub, lws_queue: QueueFactory
 ) -> None:
-    namespace = pod_queue(4)
+    namespace = lws_queue(4)
     with pods_hub.worker.api_client() as api_client:
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
         lws = _submit(custom, namespace, "grow", replicas=1, size=3)
