@@ -10,7 +10,8 @@ caches, and writes only the difference:
 - a wanted group without a Workload gets one (built as for any job from the kind's pod
   sets, then named and marked by the kind), unless the kind says the job's Workloads come
   from elsewhere (a MultiKueue worker's copy); a Workload of a group no longer wanted
-  (scaled down) is deleted; one whose queue name differs from the job's follows it;
+  (scaled down) is deleted; one whose queue name or WorkloadPriorityClass differs from
+  the job's follows it;
 - each of the job's Pods gets the marks that make it a member of its group's pod group
   (the kind's `marked_pod`), with a patch guarded by its resourceVersion.
 The Pod integration then admits each group all together through the prebuilt Workload.
@@ -25,7 +26,9 @@ from typing import Any, Protocol
 
 import structlog
 
+from core.api.codec import decode
 from core.api.json_types import Json
+from core.api.workload import Workload
 from core.kube.errors import Conflict, NotFound
 from core.kube.informer import EventHandlers
 from core.kube.object_meta import make_key, name_of, namespace_of, object_key
@@ -34,7 +37,12 @@ from core.kube.workqueue import WorkQueue
 from core.manager.event_reasons import EventReason
 from core.manager.finalizers import is_deleting
 from core.manager.job_actions import JobActions
-from core.manager.job_controller import DEFAULT_WORKERS, owner_index_name, workload_owner_index
+from core.manager.job_controller import (
+    DEFAULT_WORKERS,
+    owner_index_name,
+    priority_class_change,
+    workload_owner_index,
+)
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
 from integrations.framework.group_workloads import GroupWorkloadName, PrebuildsGroupWorkloads
@@ -178,13 +186,23 @@ class GroupWorkloadController:
         for group in wanted:
             current = existing.get(group.name)
             if current is not None:
-                if (current.get("spec") or {}).get("queueName") != queue:
-                    await self.actions.set_workload_queue(current, queue)
+                await self._update(job, current, queue)
                 continue
             if group.name in {name_of(w) for w in owned} or not kind.creates_group_workloads(job):
                 continue  # being deleted (it comes back once gone), or not ours to create
             await self._create(job, group)
         await self._mark_pods(job, key)
+
+    async def _update(self, job: Json, workload: Json, queue: str) -> None:
+        """The job's queue name and WorkloadPriorityClass, carried to a group's Workload."""
+        if (workload.get("spec") or {}).get("queueName") != queue:
+            await self.actions.set_workload_queue(workload, queue)
+            return  # the next version comes back through the informer
+        change = priority_class_change(
+            job, decode(Workload, workload), self.workload_priority_values
+        )
+        if change is not None:
+            await self.actions.set_workload_priority(workload, *change)
 
     async def _create(self, job: Json, group: GroupWorkloadName) -> None:
         kind = self.kind

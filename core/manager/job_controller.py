@@ -648,14 +648,12 @@ class JobController:
         As upstream, only between WorkloadPriorityClasses (the label is the one part of a
         running job a user may change to reprioritise it); an unknown class waits.
         """
-        wanted = job_metadata.workload_priority_class_name(job)
-        ref = workload.spec.priority_class_ref
-        if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
+        if self._prebuilt_group_job(job):
+            return False  # its builder (a LeaderWorkerSet) keeps the Workload's class
+        change = priority_class_change(job, workload, self.workload_priority_values)
+        if change is None:
             return False
-        value = self.workload_priority_values.get(wanted)
-        if ref.name == wanted or value is None:
-            return False
-        await self.actions.set_workload_priority(workload_obj, wanted, value)
+        await self.actions.set_workload_priority(workload_obj, *change)
         return True
 
     def _report_progress(self, job: Json, key: str, status: Json) -> None:
@@ -703,6 +701,22 @@ class JobController:
             if ops:
                 log.info("job.start", workload=key, cluster_queue=cluster_queue)
                 await self.actions.start(before, ops, cluster_queue)
+
+
+def priority_class_change(
+    job: Json, workload: Workload, values: Mapping[str, int]
+) -> tuple[str, int] | None:
+    """The WorkloadPriorityClass (name, value) the Workload should take because the job's
+    label names another one; None when it stays. As upstream, only between
+    WorkloadPriorityClasses, and an unknown class waits."""
+    wanted = job_metadata.workload_priority_class_name(job)
+    ref = workload.spec.priority_class_ref
+    if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
+        return None
+    value = values.get(wanted)
+    if ref.name == wanted or value is None:
+        return None
+    return wanted, value
 
 
 def _controller_uid(workload: Json) -> str:
