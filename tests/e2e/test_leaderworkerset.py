@@ -10,7 +10,7 @@ scheduler places on its nodes until they are deleted.
   it runs and freed when it is deleted;
 - scaled up beyond the quota, the new group waits: its Workload is not admitted and its
   Pods stay gated while the first group runs; scaled back down, the waiting group's
-  Workload goes and the running group keeps its quota.
+  Workload goes and the running group keeps its quota; scaled to zero, all is freed.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_an_lws_of_two_groups_is_two_workloads_admitted_group_by_group_and_freed
         )
 
 
-def test_a_group_beyond_the_quota_waits_gated_until_scaled_away(
+def test_a_group_beyond_the_quota_waits_gated_and_scaling_down_frees_quota(
     pods_hub: PodsHub, lws_queue: QueueFactory
 ) -> None:
     namespace = lws_queue(4)
@@ -219,3 +219,7 @@ def test_a_group_beyond_the_quota_waits_gated_until_scaled_away(
         )
         assert len(_running_group(core, namespace, "grow", 0, 3)) == 3
         assert _gpus_in_use(custom, namespace) == 3
+
+        _scale(custom, namespace, "grow", 0)
+        until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "scaled to 0: freed", 60)
+        assert _workloads_of(custom, namespace, "grow") == {}
