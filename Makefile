@@ -29,7 +29,7 @@ tools: install
 	$(BIN)/fleetq dev tools
 
 # The tools the fleet, the tests and the demo need (`make tools` also builds upstream Kueue).
-FLEET_TOOLS ?= kubernetes etcd kwok helm kueue jobset conformance kuberay trainer training-operator mpi-operator
+FLEET_TOOLS ?= kubernetes etcd kwok helm kueue jobset conformance kuberay trainer training-operator mpi-operator lws
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 

@@ -257,14 +257,13 @@ TOOLS: tuple[GoTool, ...] = (
         name="lws",
         version=LWS_VERSION,
         # LeaderWorkerSet's controller (sigs.k8s.io/lws/cmd), for the
-        # leaderworkerset.x-k8s.io/leaderworkerset kind (not run by the fleet yet).
+        # leaderworkerset.x-k8s.io/leaderworkerset kind (every full fleet runs it).
         packages=("sigs.k8s.io/lws/cmd",),
         binaries=("lws-controller",),
         checks={
             "lws-controller": VersionCheck((), f"sigs.k8s.io/lws\t{LWS_VERSION}", build_info=True),
         },
         ldflags=(f"-X sigs.k8s.io/lws/pkg/version.GitVersion={LWS_VERSION}",),
-        on_request=True,
     ),
     GoTool(
         # Upstream Kueue's own e2e suites and kubectl-kueue, run against fleetq as its

@@ -13,6 +13,7 @@ from integrations.kubeflow.jobs.paddlejob import PADDLEJOB
 from integrations.kubeflow.jobs.pytorchjob import PYTORCHJOB
 from integrations.kubeflow.jobs.tfjob import TFJOB
 from integrations.kubeflow.jobs.xgboostjob import XGBOOSTJOB
+from integrations.leaderworkerset.kind import LEADERWORKERSET
 from integrations.mpijob.kind import MPIJOB
 from integrations.pod.kind import POD
 from integrations.ray.raycluster_kind import RAYCLUSTER
@@ -38,5 +39,6 @@ REGISTRY: Final = FrameworkRegistry(
         POD,
         DEPLOYMENT,
         STATEFULSET,
+        LEADERWORKERSET,
     )
 )

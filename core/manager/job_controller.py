@@ -388,6 +388,8 @@ class JobController:
             self._orphaning.discard(key)
             if self.jobs.get(key) is None:
                 for workload in owned:
+                    if not self._built_here(workload):
+                        continue  # its builder (a LeaderWorkerSet's group) deletes it
                     if orphaned:  # the GC has not yet taken its owner reference away
                         self._finish_orphaned(workload)
                         await self.actions.release_workload(workload)
@@ -410,6 +412,8 @@ class JobController:
             await self.actions.delete_workload(None, workload)
         if is_deleting(job):
             for workload in mine:
+                if not self._built_here(workload):
+                    continue  # a group's Pods going away do not end its builder's Workload
                 self._finish_orphaned(workload)
                 await self.actions.release_workload(workload)
             await self._release_job(job)
@@ -417,9 +421,12 @@ class JobController:
         if is_composed:
             await self._release_deleted_members(job)
         log = self.log.bind(job=key)
-        prebuilt = None if is_composed else job_metadata.prebuilt_workload_name(job)
+        prebuilt = job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
-            workload_obj = await self._prebuilt(job, prebuilt)
+            if is_composed:
+                workload_obj = self._prebuilt_group(job, prebuilt, log)
+            else:
+                workload_obj = await self._prebuilt(job, prebuilt)
             if workload_obj is not None:
                 await self._drive(job, workload_obj, log)
             return
@@ -489,6 +496,46 @@ class JobController:
             return None
         return workload_obj
 
+    def _prebuilt_group(self, job: Json, name: str, log: Any) -> Json | None:
+        """The prebuilt Workload of a composed job (a LeaderWorkerSet's group), when it
+        exists and still stands for the group: compared as upstream compares a pod group
+        with its Workload (its roles and counts), since its pod sets come from the
+        builder's templates, not from the Pods. One that does not is finished, OutOfSync."""
+        workload_obj = self.versions.current(make_key(namespace_of(job), name))
+        parts = composed(self.kind)
+        if workload_obj is None or parts is None:
+            return None  # not created yet: its builder's event brings the group back
+        workload = decode(Workload, workload_obj)
+        if parts.prebuilt_workload_matches(job, workload):
+            return workload_obj
+        status = status_of(workload_obj)
+        if not condition_true(status, Cond.FINISHED):
+            log.info("job.prebuilt_out_of_sync", workload=name)
+            self.host.finish(
+                object_key(workload_obj),
+                succeeded=False,
+                message="The prebuilt workload is out of sync with its user job",
+                reason=WorkloadReason.OUT_OF_SYNC,
+            )
+        return None
+
+    def _prebuilt_group_job(self, job: Json) -> bool:
+        parts = composed(self.kind)
+        return (
+            parts is not None
+            and bool(parts.members_of(job))
+            and job_metadata.prebuilt_workload_name(job) is not None
+        )
+
+    def _built_here(self, workload: Json) -> bool:
+        """Whether this kind's controller built the Workload (it controls it, or nothing
+        does); a prebuilt one another kind controls is that kind's to delete or finish."""
+        for owner in (workload.get("metadata") or {}).get("ownerReferences") or ():
+            if owner.get("controller") is True:
+                gvk = (str(owner.get("apiVersion")), str(owner.get("kind")))
+                return gvk == self.kind.resource.gvk
+        return True
+
     async def _drive(self, job: Json, workload_obj: Json, log: Any) -> None:
         """One step for a job and the Workload that matches it."""
         kind = self.kind
@@ -532,8 +579,10 @@ class JobController:
             queue = job_metadata.queue_name(job)
             if condition_true(status, Cond.ADMITTED):
                 await self._start(job, workload, key, log)
-            elif workload.spec.queue_name != queue and not condition_true(
-                status, Cond.QUOTA_RESERVED
+            elif (
+                workload.spec.queue_name != queue
+                and not condition_true(status, Cond.QUOTA_RESERVED)
+                and not self._prebuilt_group_job(job)  # its builder keeps the queue name
             ):
                 await self.actions.set_workload_queue(workload_obj, queue)
             return
@@ -599,14 +648,12 @@ class JobController:
         As upstream, only between WorkloadPriorityClasses (the label is the one part of a
         running job a user may change to reprioritise it); an unknown class waits.
         """
-        wanted = job_metadata.workload_priority_class_name(job)
-        ref = workload.spec.priority_class_ref
-        if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
+        if self._prebuilt_group_job(job):
+            return False  # its builder (a LeaderWorkerSet) keeps the Workload's class
+        change = priority_class_change(job, workload, self.workload_priority_values)
+        if change is None:
             return False
-        value = self.workload_priority_values.get(wanted)
-        if ref.name == wanted or value is None:
-            return False
-        await self.actions.set_workload_priority(workload_obj, wanted, value)
+        await self.actions.set_workload_priority(workload_obj, *change)
         return True
 
     def _report_progress(self, job: Json, key: str, status: Json) -> None:
@@ -654,6 +701,22 @@ class JobController:
             if ops:
                 log.info("job.start", workload=key, cluster_queue=cluster_queue)
                 await self.actions.start(before, ops, cluster_queue)
+
+
+def priority_class_change(
+    job: Json, workload: Workload, values: Mapping[str, int]
+) -> tuple[str, int] | None:
+    """The WorkloadPriorityClass (name, value) the Workload should take because the job's
+    label names another one; None when it stays. As upstream, only between
+    WorkloadPriorityClasses, and an unknown class waits."""
+    wanted = job_metadata.workload_priority_class_name(job)
+    ref = workload.spec.priority_class_ref
+    if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:
+        return None
+    value = values.get(wanted)
+    if ref.name == wanted or value is None:
+        return None
+    return wanted, value
 
 
 def _controller_uid(workload: Json) -> str:

@@ -28,7 +28,7 @@ import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from aiohttp import web
@@ -42,6 +42,7 @@ from core.manager.configuration import Configuration
 from core.manager.engine_host import EngineHost
 from core.manager.engine_settings import engine_config_for
 from core.manager.event_reasons import CONTROLLER_NAME
+from core.manager.group_workload_controller import GroupKind, GroupWorkloadController
 from core.manager.health_server import (
     PROBE_PATHS,
     bound_port,
@@ -66,6 +67,7 @@ from core.manager.workload_priority_sync import WorkloadPrioritySync
 from core.manager.workload_status_sync import WorkloadStatusWriter
 from core.manager.workload_transitions import WorkloadTransitions
 from core.manager.workload_versions import WorkloadVersions
+from integrations.framework.group_workloads import prebuilds_group_workloads
 from integrations.framework.job_capabilities import reconciled
 from integrations.framework.referenced_objects import referenced_resources
 from integrations.framework.registry import FrameworkRegistry
@@ -169,23 +171,30 @@ class KueueManager:
             wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
         )
         references = CachedReferences(informers.referenced)
-        self.job_controllers = [
-            JobController(
-                bind_kind(kind, references),
-                JobActions(kind.resource, client, self.events),
-                self.host,
-                self.versions,
-                jobs=informers.jobs[kind.framework].store,
-                workloads=informers.workloads.store,
-                resource_flavors=informers.resource_flavors.store,
-                namespaces=informers.namespaces.store,
-                pod_priority_classes=informers.pod_priority_classes.store,
-                workload_priority_values=self.cluster_feed.priority_values,
-                management=management,
-                queued_as_a_whole=self.job_kinds.queued_as_a_whole,
+        self.job_controllers: list[JobController | GroupWorkloadController] = []
+        for kind in reconciled(self.job_kinds):
+            group_kind = prebuilds_group_workloads(kind)
+            if group_kind is not None:
+                self.job_controllers.append(
+                    self._group_controller(cast(GroupKind, group_kind), management)
+                )
+                continue
+            self.job_controllers.append(
+                JobController(
+                    bind_kind(kind, references),
+                    JobActions(kind.resource, client, self.events),
+                    self.host,
+                    self.versions,
+                    jobs=informers.jobs[kind.framework].store,
+                    workloads=informers.workloads.store,
+                    resource_flavors=informers.resource_flavors.store,
+                    namespaces=informers.namespaces.store,
+                    pod_priority_classes=informers.pod_priority_classes.store,
+                    workload_priority_values=self.cluster_feed.priority_values,
+                    management=management,
+                    queued_as_a_whole=self.job_kinds.queued_as_a_whole,
+                )
             )
-            for kind in reconciled(self.job_kinds)
-        ]
         self.status_writer = WorkloadStatusWriter(
             client,
             self.host,
@@ -237,6 +246,26 @@ class KueueManager:
         self.ports: dict[str, int] = {}
 
     # -- wiring --------------------------------------------------------------------------
+    def _group_controller(
+        self, kind: GroupKind, management: JobManagement
+    ) -> GroupWorkloadController:
+        """The controller of a kind whose groups' Workloads are prebuilt (a LeaderWorkerSet),
+        reading its Pods from the cache of its referenced Pods."""
+        informers = self.informers
+        (pods,) = referenced_resources(kind)
+        return GroupWorkloadController(
+            kind,
+            JobActions(kind.resource, self.client, self.events),
+            JobActions(pods, self.client, self.events),
+            self.versions,
+            jobs=informers.jobs[kind.framework].store,
+            workloads=informers.workloads.store,
+            pods=informers.referenced[pods].store,
+            pod_priority_classes=informers.pod_priority_classes.store,
+            workload_priority_values=self.cluster_feed.priority_values,
+            build=management.build,
+        )
+
     def _informer_for(self, kind: str) -> Cache:
         informers = self.informers
         return {

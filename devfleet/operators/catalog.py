@@ -7,6 +7,7 @@ from typing import Final
 
 from devfleet.operators.jobset import JOBSET
 from devfleet.operators.kuberay import KUBERAY
+from devfleet.operators.lws import LWS
 from devfleet.operators.mpi_operator import MPI_OPERATOR
 from devfleet.operators.spec import Operator, OperatorError
 from devfleet.operators.trainer import TRAINER
@@ -18,6 +19,7 @@ _ALL: Final[list[Operator]] = [
     TRAINER,
     TRAINING_OPERATOR,
     MPI_OPERATOR,
+    LWS,
 ]
 OPERATORS: Final[dict[str, Operator]] = {operator.name: operator for operator in _ALL}
 

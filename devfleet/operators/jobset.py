@@ -9,15 +9,14 @@ dry-run create to come back defaulted.
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from devfleet.operators.spec import WEBHOOK_HOST, Launch, Operator, OperatorError
+from devfleet.operators.defaulting_probe import DefaultingProbe, wait_defaulted
+from devfleet.operators.spec import WEBHOOK_HOST, Launch, Operator
 from devfleet.toolchain import JOBSET_VERSION
 
 if TYPE_CHECKING:
@@ -100,32 +99,16 @@ def defaulted_by_webhook(jobset: Mapping[str, Any]) -> bool:
 
 
 def check_defaulting(process: OperatorProcess, timeout: float, namespace: str = "default") -> None:
-    """Dry-run create a JobSet until it comes back defaulted by the webhook (the apiserver
-    picks up new webhook configurations within a moment)."""
-    from kubernetes import client, config
-
+    """Dry-run create a JobSet until it comes back defaulted by the webhook."""
     probe = probe_jobset(f"fleetq-webhook-probe-{os.getpid()}")
-    deadline = time.monotonic() + timeout
-    last = ""
-    with config.new_client_from_config(config_file=str(process.kubeconfig)) as api_client:
-        api = client.CustomObjectsApi(api_client)
-        while True:
-            process.fail_if_exited()
-            try:
-                answer: Json = api.create_namespaced_custom_object(
-                    JOBSET_GROUP, JOBSET_API_VERSION, namespace, "jobsets", probe, dry_run="All"
-                )
-                if defaulted_by_webhook(answer):
-                    return
-                last = f"not defaulted: {json.dumps(answer.get('spec'))[:300]}"
-            except client.ApiException as exc:
-                last = f"HTTP {exc.status}: {str(exc.body)[:300]}"
-            if time.monotonic() >= deadline:
-                raise OperatorError(
-                    f"JobSet's defaulting webhook on {process.label} did not answer in "
-                    f"{timeout:.0f}s ({last}); log {process.log_path}:\n{process.log_tail()}"
-                )
-            time.sleep(0.2)
+    wait_defaulted(
+        process,
+        timeout,
+        DefaultingProbe(
+            "JobSet", JOBSET_GROUP, JOBSET_API_VERSION, "jobsets", probe, defaulted_by_webhook
+        ),
+        namespace,
+    )
 
 
 JOBSET = Operator(

@@ -157,7 +157,9 @@ class ComposedJobs(Protocol):
     `<namespace>/<name>#composed`: `compose` turns the members into one job dict that
     every `JobKind` method takes, and each write the kind plans on the composed job is
     made member by member (`members_of` before and after). Its Workload is built as for
-    any job and then given its name and owners by `composed_workload`."""
+    any job and then given its name and owners by `composed_workload`, unless its
+    members name a prebuilt Workload (`prebuilt_workload_matches` then decides whether
+    that one still stands for them)."""
 
     def composed_name(self, obj: Job) -> str | None:
         """The composed job `obj` belongs to (a pod group's name); None: its own job."""
@@ -178,6 +180,12 @@ class ComposedJobs(Protocol):
 
     def composed_name_of_workload(self, workload: Mapping[str, Any]) -> str | None:
         """The composed job a Workload stands for (None: not a composed job's)."""
+        ...
+
+    def prebuilt_workload_matches(self, composed: Job, workload: Workload) -> bool:
+        """Whether the prebuilt Workload the composed job's members name (a
+        LeaderWorkerSet's group) still stands for it. Never raises `IncompleteJob`: a
+        group whose members arrive one by one is started on arrival, as upstream."""
         ...
 
 

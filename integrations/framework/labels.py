@@ -115,6 +115,14 @@ POD_GROUP_FAST_ADMISSION_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-fast-admi
 """`true`: the group's Workload is built from its first Pod, for the total count."""
 POD_ROLE_HASH_ANNOTATION: Final = "kueue.x-k8s.io/role-hash"
 """Names a grouped Pod's pod set (its role)."""
+IS_GROUP_WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/is-group-workload"
+"""On a pod group's Workload (`true`): it stands for the group of that name."""
+JOB_OWNER_GVK_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-gvk"
+JOB_OWNER_NAME_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-name"
+"""On a Workload one of several of a job (a LeaderWorkerSet's groups): the job, as upstream
+records it beside the owner reference."""
+COMPONENT_WORKLOAD_INDEX_ANNOTATION: Final = "kueue.x-k8s.io/component-workload-index"
+"""On such a Workload: the index of the part of the job it stands for (the group)."""
 
 # --- MultiKueue ---------------------------------------------------------------------------
 MULTIKUEUE_MANAGED_BY: Final = MULTIKUEUE_CONTROLLER_NAME

@@ -18,7 +18,7 @@ from typing import Any
 from core.api.validation.field_errors import FieldError
 from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_defaulting import should_suspend
-from integrations.framework.job_metadata import Job, int_value
+from integrations.framework.job_metadata import Job, int_value, section, spec
 from integrations.framework.labels import (
     DEFAULT_LOCAL_QUEUE_NAME,
     MANAGED_LABEL,
@@ -36,27 +36,53 @@ def default_pod_owner(
     """The object as the defaulting webhook leaves it on create (a new dict), and its pod
     template's metadata when the template was marked for queueing (None otherwise), for
     the kind to add its own marks to."""
+    result, queued = defaulted_owner(obj, ctx)
+    if not queued or _suspended_by_another_parent(result, framework):
+        return result, None
+    template = result.setdefault("spec", {}).setdefault("template", {})
+    template_meta = mark_pod_template(template, result, framework)
+    template_meta["labels"][MANAGED_LABEL] = MANAGED_LABEL_VALUE
+    return result, template_meta
+
+
+def _suspended_by_another_parent(obj: Job, framework: str) -> bool:
+    """Its template already carries another framework's marks (a LeaderWorkerSet's
+    StatefulSets copy its marked templates): that framework queues its Pods."""
+    template = section(spec(obj), "template")
+    parent = section(section(template, "metadata"), "annotations").get(
+        POD_SUSPENDING_PARENT_ANNOTATION
+    )
+    return parent is not None and parent != framework
+
+
+def defaulted_owner(obj: Job, ctx: WebhookContext) -> tuple[dict[str, Any], bool]:
+    """The object with the `default` LocalQueue when it has no queue name and one exists
+    (only in namespaces `managedJobsNamespaceSelector` selects; a new dict), and whether
+    Kueue manages it, so its pod templates are to be marked."""
     result: dict[str, Any] = copy.deepcopy(dict(obj))
     if not ctx.namespace_selected:
-        return result, None
+        return result, False
     meta = result.setdefault("metadata", {})
     if ctx.default_local_queue_exists and not job_metadata.queue_name(result):
         meta["labels"] = {**(meta.get("labels") or {}), QUEUE_NAME_LABEL: DEFAULT_LOCAL_QUEUE_NAME}
-    if not should_suspend(result, ctx):
-        return result, None
-    template = result.setdefault("spec", {}).setdefault("template", {})
+    return result, should_suspend(result, ctx)
+
+
+def mark_pod_template(template: dict[str, Any], owner: Job, framework: str) -> dict[str, Any]:
+    """Mark a pod template of a queued `owner` so the Pod webhook gates its Pods: the
+    owner's queue name and WorkloadPriorityClass labels and the pod-suspending-parent
+    annotation naming `framework`. Returns the template's metadata (changed in place)."""
     template_meta: dict[str, Any] = template.setdefault("metadata", {})
     labels = dict(template_meta.get("labels") or {})
-    labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE
-    if queue := job_metadata.queue_name(result):
+    if queue := job_metadata.queue_name(owner):
         labels[QUEUE_NAME_LABEL] = queue
-    if priority_class := job_metadata.workload_priority_class_name(result):
+    if priority_class := job_metadata.workload_priority_class_name(owner):
         labels[PRIORITY_CLASS_LABEL] = priority_class
     annotations = dict(template_meta.get("annotations") or {})
     annotations[POD_SUSPENDING_PARENT_ANNOTATION] = framework
     template_meta["labels"] = labels
     template_meta["annotations"] = annotations
-    return result, template_meta
+    return template_meta
 
 
 def no_replica_ready(obj: Job) -> bool:

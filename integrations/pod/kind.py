@@ -72,6 +72,9 @@ class PodKind:
     def composed_name_of_workload(self, workload: Mapping[str, Any]) -> str | None:
         return pod_group.group_of_workload(workload)
 
+    def prebuilt_workload_matches(self, composed: Job, workload: Workload) -> bool:
+        return pod_group.matches_prebuilt_workload(composed, workload)
+
     # -- JobKind (a single Pod, or a group composed by `compose`) ------------------------
     def is_suspended(self, job: Job) -> bool:
         if pod_group.is_group(job):

@@ -34,14 +34,16 @@ import msgspec
 
 from core.api.meta import OwnerReference
 from core.api.resource_flavor import ResourceFlavor
+from core.api.validation.workload import has_condition
 from core.api.workload import PodSet, ReclaimablePod, Workload
-from core.api.workload_conditions import WorkloadReason
+from core.api.workload_conditions import WorkloadConditionType, WorkloadReason
 from integrations.framework.env_deduplication import fold_duplicate_env
 from integrations.framework.job_capabilities import IncompleteJob
 from integrations.framework.job_kind import JobFinish, JobSubresource, JobWrite
 from integrations.framework.job_metadata import Job, annotations_of, metadata, parse_int, spec
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import (
+    IS_GROUP_WORKLOAD_ANNOTATION,
     POD_GROUP_FAST_ADMISSION_ANNOTATION,
     POD_GROUP_SERVING_ANNOTATION,
 )
@@ -51,7 +53,6 @@ from integrations.pod import pod_fields as fields
 from integrations.pod.role_hash import role_hash
 
 MEMBERS: Final = "members"
-IS_GROUP_WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/is-group-workload"
 FAST_ADMISSION_ANNOTATION: Final = POD_GROUP_FAST_ADMISSION_ANNOTATION
 
 
@@ -235,3 +236,19 @@ def group_of_workload(workload: Mapping[str, Any]) -> str | None:
     if annotations.get(IS_GROUP_WORKLOAD_ANNOTATION) != "true":
         return None
     return str(meta.get("name") or "") or None
+
+
+def matches_prebuilt_workload(group: Job, workload: Workload) -> bool:
+    """Upstream's pod-group comparison with a Workload built elsewhere: named after the
+    group, and each role of the counted Pods is a pod set of it with at least as many
+    Pods (a finished Workload only needs the roles)."""
+    if workload.metadata.name != str(metadata(group).get("name", "")):
+        return False
+    finished = has_condition(workload, WorkloadConditionType.FINISHED)
+    counts: dict[str, int] = {}
+    for pod in counted_members(group):
+        counts[role_hash(pod)] = counts.get(role_hash(pod), 0) + 1
+    sizes = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
+    return all(
+        role in sizes and (finished or sizes[role] >= count) for role, count in counts.items()
+    )

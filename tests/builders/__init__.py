@@ -46,6 +46,7 @@ from tests.builders.kubeflow import (
     KubeflowKind,
     kwok_kubeflow_job,
 )
+from tests.builders.leaderworkerset import LeaderWorkerSet
 from tests.builders.multikueue import MultiKueueCluster, MultiKueueConfig
 from tests.builders.pod import (
     KWOK_JITTER_ANNOTATION,
@@ -99,6 +100,7 @@ __all__ = [
     "Json",
     "KubeflowJob",
     "KubeflowKind",
+    "LeaderWorkerSet",
     "LocalQueue",
     "MultiKueueCluster",
     "MultiKueueConfig",

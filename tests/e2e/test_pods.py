@@ -51,6 +51,8 @@ MANAGED = "kueue.x-k8s.io/managed"
 SELECT_LABEL = "fleetq.dev/e2e-pods"
 MUTATING = "fleetq-mutating-webhook-configuration"
 VALIDATING = "fleetq-validating-webhook-configuration"
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
+"""Also enabled: tests/e2e/test_leaderworkerset.py shares this hub fixture."""
 Json = dict[str, Any]
 
 
@@ -73,7 +75,9 @@ class PodsHub:
                     "clientConnection": {"qps": 50, "burst": 100},
                     "webhook": {"certDir": str(workdir / "certs")},
                     "managedJobsNamespaceSelector": {"matchLabels": {SELECT_LABEL: self.run_id}},
-                    "integrations": {"frameworks": ["batch/job", "deployment", "statefulset"]},
+                    "integrations": {
+                        "frameworks": ["batch/job", "deployment", "statefulset", LWS_FRAMEWORK]
+                    },
                 }
             )
         )

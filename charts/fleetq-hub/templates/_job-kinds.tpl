@@ -162,6 +162,20 @@
   - apiGroups: ["apps"]
     resources: ["statefulsets/finalizers"]
     verbs: ["update"]
+  # leaderworkerset.x-k8s.io/leaderworkerset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets/finalizers"]
+    verbs: ["update"]
+  # leaderworkerset.x-k8s.io/leaderworkerset: reads Pod objects its jobs reference.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch"]
 {{- end }}
 
 {{- define "fleetq-hub.jobMutatingWebhooks" }}
@@ -435,6 +449,24 @@
   admissionReviewVersions: ["v1"]
   timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 {{- end }}
+{{- if has "leaderworkerset.x-k8s.io/leaderworkerset" .Values.configuration.integrations.frameworks }}
+- name: mleaderworkerset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset") | nindent 4 }}
+  rules:
+    - apiGroups: ["leaderworkerset.x-k8s.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["leaderworkersets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
 {{- end }}
 
 {{- define "fleetq-hub.jobValidatingWebhooks" }}
@@ -702,6 +734,24 @@
       scope: Namespaced
   namespaceSelector:
     {{- include "fleetq-hub.managedJobNamespaceSelector" . | nindent 4 }}
+  sideEffects: None
+  failurePolicy: Fail
+  matchPolicy: Equivalent
+  admissionReviewVersions: ["v1"]
+  timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+{{- end }}
+{{- if has "leaderworkerset.x-k8s.io/leaderworkerset" .Values.configuration.integrations.frameworks }}
+- name: vleaderworkerset.fleetq.dev
+  clientConfig:
+    {{- include "fleetq-hub.webhookClientConfig" (dict "root" . "path" "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset") | nindent 4 }}
+  rules:
+    - apiGroups: ["leaderworkerset.x-k8s.io"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["leaderworkersets"]
+      scope: Namespaced
+  namespaceSelector:
+    {{- include "fleetq-hub.jobNamespaceSelector" . | nindent 4 }}
   sideEffects: None
   failurePolicy: Fail
   matchPolicy: Equivalent

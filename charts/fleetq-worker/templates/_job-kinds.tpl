@@ -162,4 +162,18 @@
   - apiGroups: ["apps"]
     resources: ["statefulsets/finalizers"]
     verbs: ["update"]
+  # leaderworkerset.x-k8s.io/leaderworkerset: watched, suspended/resumed; status restored or copied back.
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets"]
+    verbs: ["get", "list", "watch", "patch", "update"]
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets/status"]
+    verbs: ["get", "patch", "update"]
+  - apiGroups: ["leaderworkerset.x-k8s.io"]
+    resources: ["leaderworkersets/finalizers"]
+    verbs: ["update"]
+  # leaderworkerset.x-k8s.io/leaderworkerset: reads Pod objects its jobs reference.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch"]
 {{- end }}
