@@ -67,10 +67,11 @@ OPERATOR_DEPLOYMENTS: Final[dict[str, OperatorDeployment]] = {
 BASELINE_LABEL_FILTER: Final = (
     "feature:job || feature:cohort || feature:fairsharing || feature:kueuectl"
 )
-EXTENDED_LABEL_FILTER: Final = (
+EXTENDED_CI_LABEL_FILTER: Final = (
     "feature:jobset || feature:trainjob || feature:mpijob || feature:pytorchjob"
     " || feature:jaxjob || feature:kuberay"
 )
+EXTENDED_LABEL_FILTER: Final = f"{EXTENDED_CI_LABEL_FILTER} || feature:leaderworkerset"
 """Every extended feature whose kind fleetq has; `feature:appwrapper` is left out
 (fleetq has no AppWrapper kind)."""
 
@@ -98,7 +99,7 @@ EXTENDED: Final = Suite(
     default_label_filter=EXTENDED_LABEL_FILTER,
     configuration=Path("test/e2e/config/extended/controller_manager_config.yaml"),
     ci=CiSlice(
-        label_filter=EXTENDED_LABEL_FILTER,
+        label_filter=EXTENDED_CI_LABEL_FILTER,
         skips={
             "Should allow to suspend a TrainJob when injected nodeSelector": (
                 "reads spec.runtimePatches, a field of Trainer v2.1+; the fleet runs Trainer"
@@ -116,7 +117,7 @@ EXTENDED: Final = Suite(
         },
         min_passed=10,
     ),
-    operators=("jobset", "kuberay", "trainer", "training-operator", "mpi-operator"),
+    operators=("jobset", "kuberay", "trainer", "training-operator", "mpi-operator", "lws"),
 )
 SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (BASELINE, EXTENDED)}
 SUITE_ALIASES: Final[dict[str, str]] = {"baseline": BASELINE.name, "extended": EXTENDED.name}
