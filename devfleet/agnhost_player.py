@@ -8,8 +8,9 @@ serves HTTP on 8080 until it is deleted or told to exit (`GET /exit?code=N`),
 
 On kwok nothing runs, so a fleet plays those parts (docs/conformance.md):
 
-- `stage_documents`: a `netexec`/`test-webserver` pod is never finished by kwok's
-  pod-complete stage (it runs until deleted, as the real container would), and a pod
+- stages (devfleet.kwok_stages): a `netexec`/`test-webserver` pod is never finished by
+  kwok's pod-complete stage (it runs until deleted, as the real container would), an
+  `entrypoint-tester` pod finishes whoever owns it (`exit_fast_stage`), and a pod
   carrying `EXIT_CODE_ANNOTATION` ends with that exit code (Succeeded for 0, Failed
   otherwise) — the container's exit after `/exit`;
 - `exec_documents` (opt-in: `Fleet.up(kubelet_exec=True)`): a kwok `ClusterExec` runs
@@ -21,6 +22,7 @@ On kwok nothing runs, so a fleet plays those parts (docs/conformance.md):
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -32,6 +34,8 @@ EXIT_CODE_ANNOTATION: Final = "fleetq.dev/agnhost-exit-code"
 """Set on a pod whose agnhost `netexec` was asked to exit; kwok then ends the pod."""
 SERVING_SUBCOMMANDS: Final = ("netexec", "test-webserver")
 """agnhost subcommands that run until the pod is deleted (or, netexec, told to exit)."""
+EXITING_SUBCOMMANDS: Final = ("entrypoint-tester",)
+"""agnhost subcommands that exit 0 at once, whoever owns the pod."""
 NETEXEC_PORT: Final = 8080
 _FIRST_ARG_KEY = ".spec.containers[0].args[0]"
 SHIM_DIR: Final = "kubelet-exec/bin"
@@ -87,6 +91,23 @@ def keep_serving_pods_running(pod_complete_stage: dict[str, Any]) -> dict[str, A
             {"key": _FIRST_ARG_KEY, "operator": "NotIn", "values": list(SERVING_SUBCOMMANDS)}
         )
     return pod_complete_stage
+
+
+def exit_fast_stage(pod_complete_stage: dict[str, Any], owner_key: str) -> dict[str, Any]:
+    """kwok's pod-complete stage for pods of an exiting agnhost subcommand, whatever owns
+    them (kwok's own stage finishes only pods a Job or a listed kind owns)."""
+    stage = copy.deepcopy(pod_complete_stage)
+    stage["metadata"] = {"name": "fleetq-agnhost-exit-fast"}
+    expressions = [
+        e
+        for e in stage["spec"]["selector"]["matchExpressions"]
+        if e.get("key") not in (owner_key, _FIRST_ARG_KEY)
+    ]
+    expressions.append(
+        {"key": _FIRST_ARG_KEY, "operator": "In", "values": list(EXITING_SUBCOMMANDS)}
+    )
+    stage["spec"]["selector"]["matchExpressions"] = expressions
+    return stage
 
 
 def exec_documents(kubeconfig: Path, state_dir: Path) -> list[str]:

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import yaml
 
-from devfleet.agnhost_player import EXIT_STAGE, keep_serving_pods_running
+from devfleet.agnhost_player import EXIT_STAGE, exit_fast_stage, keep_serving_pods_running
 from devfleet.toolchain import KWOK_VERSION, tool
 
 RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
@@ -89,7 +89,9 @@ def stage_documents() -> list[str]:
             raise StageFilesMissing(f"kwok stage file missing from the module: {path}")
         text = path.read_text().strip()
         if relative == POD_COMPLETE_STAGE:
-            text = _dump(keep_serving_pods_running(with_owner_kinds(text, COMPLETING_OWNER_KINDS)))
+            complete = keep_serving_pods_running(with_owner_kinds(text, COMPLETING_OWNER_KINDS))
+            text = _dump(complete)
+            documents.append(_dump(exit_fast_stage(complete, _OWNER_KIND_KEY)))
         documents.append(text)
     documents.append(_dump(EXIT_STAGE))
     return documents

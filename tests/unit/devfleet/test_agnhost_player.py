@@ -17,6 +17,7 @@ from devfleet.agnhost_player import (
     CurlFailure,
     answer,
     exec_documents,
+    exit_fast_stage,
     keep_serving_pods_running,
     main,
 )
@@ -107,3 +108,31 @@ def test_the_exec_document_puts_the_shim_first_on_path_and_names_the_cluster(
     )
     assert done.returncode == 2, done.stderr
     assert "no URL given" in done.stderr
+
+
+def test_entrypoint_tester_pods_finish_whoever_owns_them() -> None:
+    owner_key = ".metadata.ownerReferences.[].kind"
+    complete = {
+        "metadata": {"name": "pod-complete"},
+        "spec": {
+            "selector": {
+                "matchExpressions": [
+                    {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                    {"key": owner_key, "operator": "In", "values": ["Job"]},
+                ]
+            },
+            "next": {"statusTemplate": "phase: Succeeded"},
+        },
+    }
+    keep_serving_pods_running(complete)
+    stage = exit_fast_stage(complete, owner_key)
+    keys = {e["key"]: e for e in stage["spec"]["selector"]["matchExpressions"]}
+    assert owner_key not in keys
+    assert keys[".spec.containers[0].args[0]"] == {
+        "key": ".spec.containers[0].args[0]",
+        "operator": "In",
+        "values": ["entrypoint-tester"],
+    }
+    assert stage["metadata"]["name"] == "fleetq-agnhost-exit-fast"
+    assert stage["spec"]["next"] == complete["spec"]["next"]
+    assert len(complete["spec"]["selector"]["matchExpressions"]) == 3  # not changed
