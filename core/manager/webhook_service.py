@@ -47,7 +47,10 @@ from core.manager.webhooks.configurations import (
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
 from core.manager.webhooks.runtime import WebhookRuntime
-from integrations.framework.job_capabilities import webhooks_in_managed_namespaces_only
+from integrations.framework.job_capabilities import (
+    defaults_on_update,
+    webhooks_in_managed_namespaces_only,
+)
 from integrations.framework.job_kind import JobResource
 
 REGISTERED_BY_LABEL: Final = "fleetq.dev/registered-by"
@@ -82,11 +85,13 @@ class UrlRegistration:
         job_resources: tuple[JobResource, ...],
         *,
         managed_namespaces_only: frozenset[JobResource] = frozenset(),
+        defaulted_on_update: frozenset[JobResource] = frozenset(),
         managed_jobs_namespace_selector: Mapping[str, Any] | None = None,
     ) -> WebhookSettings:
         return WebhookSettings(
             job_resources=job_resources,
             managed_namespaces_only=managed_namespaces_only,
+            defaulted_on_update=defaulted_on_update,
             managed_jobs_namespace_selector=managed_jobs_namespace_selector,
             endpoint=UrlEndpoint.local(port, self.host),
             hub_namespace=hub_namespace,
@@ -137,6 +142,9 @@ class ManagerWebhooks:
             kind.resource
             for kind in configuration.job_kinds
             if webhooks_in_managed_namespaces_only(kind)
+        )
+        self._defaulted_on_update = frozenset(
+            kind.resource for kind in configuration.job_kinds if defaults_on_update(kind)
         )
         self._managed_jobs_namespace_selector = configuration.managed_jobs_namespace_selector
         self._registration = registration
@@ -205,6 +213,7 @@ class ManagerWebhooks:
             self._ca_bundle(),
             self._job_resources,
             managed_namespaces_only=self._managed_namespaces_only,
+            defaulted_on_update=self._defaulted_on_update,
             managed_jobs_namespace_selector=self._managed_jobs_namespace_selector,
         )
         await apply_configurations(self._client, settings)

@@ -71,6 +71,25 @@ class WebhooksInManagedNamespacesOnly(Protocol):
     def webhooks_in_managed_namespaces_only(self) -> bool: ...
 
 
+@runtime_checkable
+class DefaultsOnUpdate(Protocol):
+    """The kind's defaulting webhook answers updates too, not only creates (upstream
+    registers Deployment, StatefulSet and LeaderWorkerSet defaulting for create;update):
+    a queue name or priority class changed on the object reaches its pod template."""
+
+    @property
+    def defaults_on_update(self) -> bool: ...
+
+
+def defaults_on_update(kind: object) -> bool:
+    return isinstance(kind, DefaultsOnUpdate) and kind.defaults_on_update
+
+
+def defaulting_operations(kind: object) -> list[str]:
+    """The operations the kind's mutating webhook is registered for."""
+    return ["CREATE", "UPDATE"] if defaults_on_update(kind) else ["CREATE"]
+
+
 def skips(kind: object, job: Job) -> bool:
     return isinstance(kind, SkipsJobs) and kind.skip(job)
 

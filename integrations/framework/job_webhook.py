@@ -1,7 +1,8 @@
 """A job kind's AdmissionReview in, AdmissionReview out: the same plumbing for every kind.
 
 The mutating webhook answers a CREATE with the JSON patch from the job to `kind.default`
-(nothing for other operations, as upstream registers defaulting for CREATE only); the
+(an UPDATE too for a `DefaultsOnUpdate` kind, nothing for other operations, as upstream
+registers defaulting for CREATE only but for those kinds); the
 validating webhook answers CREATE with `kind.validate_create` and UPDATE with
 `kind.validate_update`. (The server denies a review about an object of another kind
 before it gets here.)
@@ -18,6 +19,7 @@ from integrations.framework.admission_review import (
     admission_response,
     parse_request,
 )
+from integrations.framework.job_capabilities import defaults_on_update
 from integrations.framework.job_kind import JobKind
 from integrations.framework.json_patch import JsonPatchOp, diff
 from integrations.framework.webhook_context import WebhookContext
@@ -29,9 +31,11 @@ def mutation_patch(
     kind: JobKind, operation: Operation, job: Mapping[str, Any], ctx: WebhookContext
 ) -> list[JsonPatchOp]:
     """The JSON Patch the mutating webhook answers with (empty when nothing changes)."""
-    if operation is not Operation.CREATE:
-        return []
-    return diff(job, kind.default(job, ctx))
+    if operation is Operation.CREATE or (
+        operation is Operation.UPDATE and defaults_on_update(kind)
+    ):
+        return diff(job, kind.default(job, ctx))
+    return []
 
 
 def validate(

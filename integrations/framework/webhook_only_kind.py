@@ -19,13 +19,16 @@ from integrations.framework.job_metadata import Job
 
 
 class WebhookOnlyKind:
-    """Base of a webhook-only kind; webhooks apply in managed namespaces only."""
+    """Base of a webhook-only kind; webhooks apply in managed namespaces only, and its
+    defaulting answers updates too (a queue name changed on the object reaches the pod
+    template, so its controller rolls the Pods onto the new queue)."""
 
     own_controller_name = ""
     pod_name_labels: tuple[str, ...] = ()
     child_kinds: tuple[tuple[str, str], ...] = ()
     webhook_only = True
     webhooks_in_managed_namespaces_only = True
+    defaults_on_update = True
 
     def is_suspended(self, job: Job) -> bool:
         return False

@@ -420,7 +420,7 @@
   rules:
     - apiGroups: ["apps"]
       apiVersions: ["v1"]
-      operations: ["CREATE"]
+      operations: ["CREATE", "UPDATE"]
       resources: ["deployments"]
       scope: Namespaced
   namespaceSelector:
@@ -438,7 +438,7 @@
   rules:
     - apiGroups: ["apps"]
       apiVersions: ["v1"]
-      operations: ["CREATE"]
+      operations: ["CREATE", "UPDATE"]
       resources: ["statefulsets"]
       scope: Namespaced
   namespaceSelector:
@@ -456,7 +456,7 @@
   rules:
     - apiGroups: ["leaderworkerset.x-k8s.io"]
       apiVersions: ["v1"]
-      operations: ["CREATE"]
+      operations: ["CREATE", "UPDATE"]
       resources: ["leaderworkersets"]
       scope: Namespaced
   namespaceSelector:

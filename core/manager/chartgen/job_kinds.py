@@ -18,6 +18,7 @@ from core.manager.chartgen.user_roles import user_roles_template
 from core.manager.webhooks.configurations import job_rule
 from core.manager.webhooks.paths import job_mutate_path, job_validate_path
 from integrations.framework.job_capabilities import (
+    defaulting_operations,
     stops_by_deletion,
     webhooks_in_managed_namespaces_only,
 )
@@ -71,7 +72,7 @@ def _webhook_entry(kind: JobKind, *, mutating: bool, chart: str) -> str:
     resource = kind.resource
     prefix = "m" if mutating else "v"
     path = job_mutate_path(resource) if mutating else job_validate_path(resource)
-    rule = job_rule(resource, ["CREATE"] if mutating else ["CREATE", "UPDATE"])
+    rule = job_rule(resource, defaulting_operations(kind) if mutating else ["CREATE", "UPDATE"])
     selector = (
         "managedJobNamespaceSelector"
         if webhooks_in_managed_namespaces_only(kind)

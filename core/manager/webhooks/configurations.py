@@ -101,6 +101,8 @@ class WebhookSettings:
     """The enabled job kinds: each gets a defaulting and a validating webhook."""
     managed_namespaces_only: frozenset[JobResource] = frozenset()
     """Job kinds whose webhooks also require `managed_jobs_namespace_selector`."""
+    defaulted_on_update: frozenset[JobResource] = frozenset()
+    """Job kinds whose defaulting webhook answers updates too (`DefaultsOnUpdate`)."""
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
     """The Configuration's `managedJobsNamespaceSelector` (None: no further terms)."""
 
@@ -176,7 +178,11 @@ def _job_webhook(
     prefix, path = (
         ("m", job_mutate_path(resource)) if mutating else ("v", job_validate_path(resource))
     )
-    operations = ["CREATE"] if mutating else ["CREATE", "UPDATE"]
+    operations = (
+        ["CREATE", "UPDATE"]
+        if not mutating or resource in settings.defaulted_on_update
+        else ["CREATE"]
+    )
     name = f"{prefix}{resource.kind.lower()}"
     rule = job_rule(resource, operations)
     webhook = _webhook(settings, name, path, [rule])

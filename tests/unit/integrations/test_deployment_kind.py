@@ -79,3 +79,20 @@ def test_deployment_is_webhook_only_and_enables_pods() -> None:
     assert enabled.queued_as_a_whole == frozenset({("batch", "Job")})
     configuration = Configuration(frameworks=("deployment",))
     assert configuration.job_kinds.names == ("pod", "deployment")
+
+
+def test_a_queue_name_changed_by_an_update_reaches_the_pod_template() -> None:
+    from integrations.framework import job_webhook
+    from integrations.framework.admission_review import Operation
+
+    deployment = Deployment("web", "team-a", replicas=3).queue("invalid-queue").obj()
+    marked = DEPLOYMENT.default(deployment, WebhookContext())
+    updated = {**marked, "metadata": {**marked["metadata"], "labels": {QUEUE: "team"}}}
+    patch = job_webhook.mutation_patch(DEPLOYMENT, Operation.UPDATE, updated, WebhookContext())
+    assert {
+        "op": "replace",
+        "path": "/spec/template/metadata/labels/" + QUEUE.replace("/", "~1"),
+        "value": "team",
+    } in patch
+    assert capabilities.defaulting_operations(DEPLOYMENT) == ["CREATE", "UPDATE"]
+    assert capabilities.defaulting_operations(POD) == ["CREATE"]
