@@ -10,7 +10,9 @@ On kwok nothing runs, so a fleet plays those parts (docs/conformance.md):
 
 - stages (devfleet.kwok_stages): a `netexec`/`test-webserver` pod is never finished by
   kwok's pod-complete stage (it runs until deleted, as the real container would), an
-  `entrypoint-tester` pod finishes whoever owns it (`exit_fast_stage`), and a pod
+  `entrypoint-tester` pod finishes whoever owns it (`exit_fast_stage`), a deleted serving
+  pod held by a finalizer ends as its container does on SIGTERM (`termination_stages`:
+  netexec Succeeded, test-webserver Failed), and a pod
   carrying `EXIT_CODE_ANNOTATION` ends with that exit code (Succeeded for 0, Failed
   otherwise) — the container's exit after `/exit`;
 - `exec_documents` (opt-in: `Fleet.up(kubelet_exec=True)`): a kwok `ClusterExec` runs
@@ -81,6 +83,62 @@ EXIT_STAGE: Final[dict[str, Any]] = {
         },
     },
 }
+
+
+TERMINATION_EXIT_CODES: Final = {"netexec": 0, "test-webserver": 137}
+"""How a serving agnhost container ends when its pod is deleted: netexec handles SIGTERM
+and exits 0; test-webserver has no handler and is killed (upstream: "always ends in
+failure on deletion")."""
+
+
+def _terminated_status(code: int) -> str:
+    phase = "Succeeded" if code == 0 else "Failed"
+    reason = "Completed" if code == 0 else "Error"
+    return (
+        "{{ $now := Now }}\n"
+        "containerStatuses:\n"
+        "{{ range $index, $item := .spec.containers }}\n"
+        "- image: {{ $item.image | Quote }}\n"
+        "  name: {{ $item.name | Quote }}\n"
+        "  ready: false\n"
+        "  restartCount: 0\n"
+        "  started: false\n"
+        "  state:\n"
+        "    terminated:\n"
+        f"      exitCode: {code}\n"
+        "      finishedAt: {{ $now | Quote }}\n"
+        f"      reason: {reason}\n"
+        "      startedAt: {{ $now | Quote }}\n"
+        "{{ end }}\n"
+        f"phase: {phase}\n"
+    )
+
+
+def termination_stages() -> list[dict[str, Any]]:
+    """A deleted serving agnhost pod that something still holds by a finalizer (Kueue's,
+    a Job's) ends as its container would on SIGTERM, as a kubelet reports it; kwok's
+    pod-delete stage removes it once the finalizers are gone."""
+    return [
+        {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1",
+            "kind": "Stage",
+            "metadata": {"name": f"fleetq-agnhost-{subcommand}-terminate"},
+            "spec": {
+                "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+                "selector": {
+                    "matchExpressions": [
+                        {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+                        {"key": ".metadata.finalizers", "operator": "Exists"},
+                        {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                        {"key": _FIRST_ARG_KEY, "operator": "In", "values": [subcommand]},
+                    ]
+                },
+                "delay": {"durationMilliseconds": 1000},
+                "next": {"delete": False, "statusTemplate": _terminated_status(code)},
+            },
+        }
+        for subcommand, code in TERMINATION_EXIT_CODES.items()
+    ]
 
 
 def keep_serving_pods_running(pod_complete_stage: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,12 @@ from typing import Any, Final
 
 import yaml
 
-from devfleet.agnhost_player import EXIT_STAGE, exit_fast_stage, keep_serving_pods_running
+from devfleet.agnhost_player import (
+    EXIT_STAGE,
+    exit_fast_stage,
+    keep_serving_pods_running,
+    termination_stages,
+)
 from devfleet.toolchain import KWOK_VERSION, tool
 
 RUN_DURATION_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
@@ -93,7 +98,7 @@ def stage_documents() -> list[str]:
             text = _dump(complete)
             documents.append(_dump(exit_fast_stage(complete, _OWNER_KIND_KEY)))
         documents.append(text)
-    documents.append(_dump(EXIT_STAGE))
+    documents += [_dump(stage) for stage in (EXIT_STAGE, *termination_stages())]
     return documents
 
 

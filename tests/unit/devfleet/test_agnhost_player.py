@@ -20,6 +20,7 @@ from devfleet.agnhost_player import (
     exit_fast_stage,
     keep_serving_pods_running,
     main,
+    termination_stages,
 )
 
 
@@ -136,3 +137,17 @@ def test_entrypoint_tester_pods_finish_whoever_owns_them() -> None:
     assert stage["metadata"]["name"] == "fleetq-agnhost-exit-fast"
     assert stage["spec"]["next"] == complete["spec"]["next"]
     assert len(complete["spec"]["selector"]["matchExpressions"]) == 3  # not changed
+
+
+def test_a_deleted_serving_pod_held_by_a_finalizer_ends_as_its_container_would() -> None:
+    stages = {s["metadata"]["name"]: s for s in termination_stages()}
+    netexec = stages["fleetq-agnhost-netexec-terminate"]["spec"]
+    webserver = stages["fleetq-agnhost-test-webserver-terminate"]["spec"]
+    keys = {e["key"]: e for e in netexec["selector"]["matchExpressions"]}
+    assert keys[".metadata.deletionTimestamp"]["operator"] == "Exists"
+    assert keys[".metadata.finalizers"]["operator"] == "Exists"  # else kwok deletes it
+    assert keys[".spec.containers[0].args[0]"]["values"] == ["netexec"]
+    assert "phase: Succeeded" in netexec["next"]["statusTemplate"]
+    assert "exitCode: 0" in netexec["next"]["statusTemplate"]
+    assert "phase: Failed" in webserver["next"]["statusTemplate"]
+    assert "exitCode: 137" in webserver["next"]["statusTemplate"]
