@@ -28,7 +28,11 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
-KUEUE_VERSION = "v0.17.0"
+KUEUE_VERSION = "v0.19.2"
+"""Upstream Kueue, the yardstick: interop partner, benchmark opponent, conformance suites."""
+KUEUE_PREVIOUS_VERSION = "v0.17.0"
+"""The second upstream version fleetq is tested against (interop), built as `kueue-v0.17`."""
+KUEUE_VERSIONS = (KUEUE_VERSION, KUEUE_PREVIOUS_VERSION)
 JOBSET_VERSION = "v0.10.1"
 KUBERAY_VERSION = "v1.5.0"
 TRAINER_VERSION = "v2.0.0"
@@ -75,6 +79,9 @@ class GoTool:
     """(binary, package) pairs compiled with `go test -c`: test-only packages (e2e suites)."""
     on_request: bool = False
     """Built only when named (`fleetq dev tools NAME`), never by a build of every tool."""
+    family: str = ""
+    """Tools that build the same binaries at different versions (upstream Kueue) share a
+    family: the cache directory is `<family>-<version>`, so each version keeps its own."""
 
     @property
     def module_dir(self) -> Path:
@@ -82,7 +89,7 @@ class GoTool:
 
     @property
     def install_dir(self) -> Path:
-        return tools_cache_dir() / f"{self.name}-{self.version}"
+        return tools_cache_dir() / f"{self.family or self.name}-{self.version}"
 
     def binary(self, name: str) -> Path:
         return self.install_dir / name
@@ -117,6 +124,25 @@ def _kubernetes_ldflags(version: str) -> tuple[str, ...]:
 
 def _k8s_check() -> VersionCheck:
     return VersionCheck(("--version",), f"Kubernetes {KUBERNETES_VERSION}")
+
+
+def _kueue_tool(name: str, version: str) -> GoTool:
+    """Upstream Kueue's manager, its measurement build (minimalkueue) and its scheduler-perf
+    runner at one version; none has a --version flag, so the embedded module version tells."""
+    check = VersionCheck((), f"sigs.k8s.io/kueue\t{version}", build_info=True)
+    return GoTool(
+        name=name,
+        version=version,
+        packages=(
+            "sigs.k8s.io/kueue/cmd/kueue",
+            "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue",
+            "sigs.k8s.io/kueue/test/performance/scheduler/runner",
+        ),
+        binaries=("kueue", "minimalkueue", "runner"),
+        checks={binary: check for binary in ("kueue", "minimalkueue", "runner")},
+        ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",),
+        family="kueue",
+    )
 
 
 TOOLS: tuple[GoTool, ...] = (
@@ -163,26 +189,8 @@ TOOLS: tuple[GoTool, ...] = (
         checks={"helm": VersionCheck(("version", "--short"), HELM_VERSION)},
         ldflags=(f"-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}",),
     ),
-    GoTool(
-        name="kueue",
-        version=KUEUE_VERSION,
-        packages=(
-            "sigs.k8s.io/kueue/cmd/kueue",
-            "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue",
-            "sigs.k8s.io/kueue/test/performance/scheduler/runner",
-        ),
-        binaries=("kueue", "minimalkueue", "runner"),
-        checks={
-            # Neither has a --version flag: check the embedded module version instead.
-            "kueue": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
-            "minimalkueue": VersionCheck(
-                (), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True
-            ),
-            # Upstream's scheduler-perf runner: drives side-by-side benchmarks.
-            "runner": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
-        },
-        ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_VERSION}",),
-    ),
+    _kueue_tool("kueue", KUEUE_VERSION),
+    _kueue_tool("kueue-v0.17", KUEUE_PREVIOUS_VERSION),
     GoTool(
         name="jobset",
         version=JOBSET_VERSION,
@@ -321,6 +329,16 @@ def tool(name: str) -> GoTool:
         if candidate.name == name:
             return candidate
     raise KeyError(f"unknown tool {name!r}; known: {', '.join(t.name for t in TOOLS)}")
+
+
+def kueue_tool(version: str = KUEUE_VERSION) -> GoTool:
+    """The tool that builds upstream Kueue at `version` (one of KUEUE_VERSIONS)."""
+    for candidate in TOOLS:
+        if candidate.family == "kueue" and candidate.version == version:
+            return candidate
+    raise KeyError(
+        f"upstream Kueue {version} is not built here; known: {', '.join(KUEUE_VERSIONS)}"
+    )
 
 
 def binary_path(binary: str) -> Path:

@@ -1,13 +1,13 @@
 """One leg of the benchmark: a fresh lite fleet, one manager kind, the phases, the figures.
 
 fleetq's leg runs `fleetq hub` (capacity-aware dispatcher) on the manager and a `fleetq
-agent` on every worker; upstream's leg runs Kueue v0.17.0's `kueue` on the manager
-(MultiKueue, AllAtOnce dispatcher) and on every worker. Both get the same client budget,
-the same queues (`queue_setup`), the same tuned apiservers with a write audit log
-(`bench/scheduler/tuned_cluster`), the same manager identity on the workers
-(`worker_identity`) and the same driver (`dispatch_driver`). Lite workers have no
-scheduler or kubelets: their nodes are plain objects, marked Ready once, so an agent's
-capacity report shows them free, and no pod ever starts.
+agent` on every worker; upstream's leg runs Kueue's `kueue` (devfleet.toolchain's
+KUEUE_VERSION) on the manager (MultiKueue, AllAtOnce dispatcher) and on every worker.
+Both get the same client budget, the same queues (`queue_setup`), the same tuned
+apiservers with a write audit log (`bench/scheduler/tuned_cluster`), the same manager
+identity on the workers (`worker_identity`) and the same driver (`dispatch_driver`).
+Lite workers have no scheduler or kubelets: their nodes are plain objects, marked Ready
+once, so an agent's capacity report shows them free, and no pod ever starts.
 """
 
 from __future__ import annotations

@@ -36,6 +36,23 @@ def test_cache_is_versioned_and_outside_the_repo(tools_dir: Path) -> None:
     assert toolchain.REPO_ROOT not in etcd.install_dir.parents
 
 
+def test_each_upstream_kueue_version_is_its_own_tool_and_cache_directory(tools_dir: Path) -> None:
+    tools = [toolchain.kueue_tool(version) for version in toolchain.KUEUE_VERSIONS]
+    assert [t.name for t in tools] == ["kueue", "kueue-v0.17"]
+    assert [t.install_dir for t in tools] == [
+        tools_dir / "kueue-v0.19.2",
+        tools_dir / "kueue-v0.17.0",
+    ]
+    assert [t.module_dir.name for t in tools] == ["kueue", "kueue-v0.17"]
+    for go_tool in tools:
+        assert f"sigs.k8s.io/kueue {go_tool.version}" in (go_tool.module_dir / "go.mod").read_text()
+        assert go_tool.checks["minimalkueue"].expect == f"sigs.k8s.io/kueue\t{go_tool.version}"
+    # A bare binary name means the yardstick version.
+    assert toolchain.binary_path("minimalkueue") == tools[0].binary("minimalkueue")
+    with pytest.raises(KeyError, match=r"v0\.18\.0"):
+        toolchain.kueue_tool("v0.18.0")
+
+
 def test_a_built_tool_with_a_matching_stamp_is_skipped(tools_dir: Path) -> None:
     helm = tool("helm")
     helm.install_dir.mkdir(parents=True)
