@@ -21,6 +21,7 @@ for MultiKueue must carry `spec.managedBy: kueue.x-k8s.io/multikueue` itself.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import subprocess
 import tempfile
@@ -37,7 +38,7 @@ from devfleet.ports import allocate_ports
 from devfleet.private_mounts import PrivateMountError, private_mounts
 from devfleet.process_group import stop_group
 from devfleet.process_readiness import wait_until_ready
-from devfleet.toolchain import KUEUE_VERSION, binary_path, kueue_tool
+from devfleet.toolchain import KUEUE_VERSION, GoTool, binary_path, kueue_tool, tool
 
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
 """Where upstream reads the metrics server's certificate when it does not manage its own."""
@@ -51,6 +52,11 @@ def upstream_module(version: str = KUEUE_VERSION) -> Path:
 def upstream_crds(version: str = KUEUE_VERSION) -> Path:
     return upstream_module(version) / "config" / "components" / "crd" / "bases"
 
+
+WORKER_BUDGET_TOOL = "kueue-worker-budget"
+WORKER_QPS_ENV = "KUEUE_BENCH_WORKER_QPS"
+WORKER_BURST_ENV = "KUEUE_BENCH_WORKER_BURST"
+"""Read by tools/go/kueue-worker-budget/worker-client-budget.patch."""
 
 ALL_AT_ONCE = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 INCREMENTAL = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
@@ -77,6 +83,9 @@ class UpstreamKueueOptions:
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: {"VisibilityOnDemand": False})
     log_verbosity: int = 2
     """zap's level: 0 logs info and above, N > 0 adds V(N) debug lines."""
+    worker_client_budget: bool = False
+    """Run the `kueue-worker-budget` build (v0.19.2 with a benchmark patch) whose MultiKueue
+    worker clients get `qps`/`burst` too; upstream's own run at client-go's 5/10."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,15 +243,31 @@ class UpstreamKueue:
     def ready_url(self) -> str:
         return f"http://127.0.0.1:{self.ports.health}/readyz"
 
+    def _tool(self) -> GoTool:
+        if not self.options.worker_client_budget:
+            return kueue_tool(self.options.version)
+        patched = tool(WORKER_BUDGET_TOOL)
+        if patched.version != self.options.version:
+            raise KeyError(f"{WORKER_BUDGET_TOOL} is built at {patched.version} only")
+        return patched
+
+    def environment(self) -> dict[str, str]:
+        """The process's environment: the worker client budget for the patched build."""
+        env = dict(os.environ)
+        if self.options.worker_client_budget:
+            env[WORKER_QPS_ENV] = str(self.options.qps)
+            env[WORKER_BURST_ENV] = str(self.options.burst)
+        return env
+
     def command(self) -> list[str]:
         """Write the config and certificates; return the argv that starts the manager."""
         try:
-            tool = kueue_tool(self.options.version)
+            go_tool = self._tool()
         except KeyError as exc:
             raise UpstreamKueueError(str(exc.args[0])) from exc
-        binary = tool.binary("kueue")
+        binary = go_tool.binary("kueue")
         if not binary.exists():
-            raise UpstreamKueueError(f"{binary} is missing: run `fleetq dev tools {tool.name}`")
+            raise UpstreamKueueError(f"{binary} is missing: run `fleetq dev tools {go_tool.name}`")
         webhook_certs = self.workdir / "webhook-certs"
         metrics_certs = self.workdir / "metrics-certs"
         write_serving_certs(webhook_certs)
@@ -271,6 +296,7 @@ class UpstreamKueue:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env=self.environment(),
             )
         return self
 
