@@ -28,8 +28,9 @@ install: $(STAMP)
 tools: install
 	$(BIN)/fleetq dev tools
 
-# The tools the fleet, the tests and the demo need (`make tools` also builds upstream Kueue).
-FLEET_TOOLS ?= kubernetes etcd kwok helm kueue jobset conformance kuberay trainer training-operator mpi-operator lws
+# The tools the fleet, the tests and the demo need: upstream Kueue at both tested versions
+# (kueue = v0.19.2, kueue-v0.17 = v0.17.0) for the interop tests and benchmarks.
+FLEET_TOOLS ?= kubernetes etcd kwok helm kueue kueue-v0.17 jobset conformance kuberay trainer training-operator mpi-operator lws
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 

@@ -1,7 +1,8 @@
 """Running a binary that hard-codes a directory without sharing it with its neighbours.
 
-Some tools write to a fixed path (upstream Kueue v0.17.0 reads its metrics certificates
-from /etc/kueue/metrics/certs, cert-controller writes /tmp/k8s-webhook-server/...); two of
+Some tools write to a fixed path (upstream Kueue, v0.17 and v0.19, reads its metrics
+certificates from /etc/kueue/metrics/certs, cert-controller writes
+/tmp/k8s-webhook-server/...); two of
 them on one machine would overwrite each other's files. `private_mounts` gives an argv
 prefix that runs the command in a mount namespace of its own (`unshare --mount`, which
 needs root, as the fleet's clusters do) with a directory of the run bound over each fixed

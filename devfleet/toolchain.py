@@ -28,7 +28,11 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.1"
-KUEUE_VERSION = "v0.17.0"
+KUEUE_VERSION = "v0.19.2"
+"""Upstream Kueue, the yardstick: interop partner, benchmark opponent, conformance suites."""
+KUEUE_PREVIOUS_VERSION = "v0.17.0"
+"""The second upstream version fleetq is tested against (interop), built as `kueue-v0.17`."""
+KUEUE_VERSIONS = (KUEUE_VERSION, KUEUE_PREVIOUS_VERSION)
 JOBSET_VERSION = "v0.10.1"
 KUBERAY_VERSION = "v1.5.0"
 TRAINER_VERSION = "v2.0.0"
@@ -62,6 +66,26 @@ class VersionCheck:
 
 
 @dataclass(frozen=True)
+class ModulePatch:
+    """A patch applied to a copy of one Go module before a build (benchmarks only).
+
+    The copy lives in the tools cache (`patched/<module>@<version>`), never in the repo or
+    the read-only module cache; the build runs with a generated `-modfile`: the wrapper's
+    go.mod plus a `replace` of the module with that copy."""
+
+    module: str
+    version: str
+    patch_file: str
+    """Its name in the wrapper module (a `diff -u` with a/ and b/ prefixes)."""
+
+    def source(self) -> Path:
+        return Path.home() / "go" / "pkg" / "mod" / f"{self.module}@{self.version}"
+
+    def copy_dir(self) -> Path:
+        return tools_cache_dir() / "patched" / f"{self.module.rsplit('/', 1)[-1]}@{self.version}"
+
+
+@dataclass(frozen=True)
 class GoTool:
     """One wrapper module under tools/go and the binaries it builds."""
 
@@ -75,6 +99,10 @@ class GoTool:
     """(binary, package) pairs compiled with `go test -c`: test-only packages (e2e suites)."""
     on_request: bool = False
     """Built only when named (`fleetq dev tools NAME`), never by a build of every tool."""
+    family: str = ""
+    """Tools that build the same binaries at different versions (upstream Kueue) share a
+    family: the cache directory is `<family>-<version>`, so each version keeps its own."""
+    module_patch: ModulePatch | None = None
 
     @property
     def module_dir(self) -> Path:
@@ -82,7 +110,7 @@ class GoTool:
 
     @property
     def install_dir(self) -> Path:
-        return tools_cache_dir() / f"{self.name}-{self.version}"
+        return tools_cache_dir() / f"{self.family or self.name}-{self.version}"
 
     def binary(self, name: str) -> Path:
         return self.install_dir / name
@@ -98,6 +126,8 @@ class GoTool:
         digest.update(" ".join(self.ldflags).encode())
         digest.update(" ".join(self.packages).encode())
         digest.update(" ".join(f"{b}={p}" for b, p in self.test_binaries).encode())
+        if self.module_patch is not None:
+            digest.update((self.module_dir / self.module_patch.patch_file).read_bytes())
         return digest.hexdigest()[:16]
 
 
@@ -117,6 +147,25 @@ def _kubernetes_ldflags(version: str) -> tuple[str, ...]:
 
 def _k8s_check() -> VersionCheck:
     return VersionCheck(("--version",), f"Kubernetes {KUBERNETES_VERSION}")
+
+
+def _kueue_tool(name: str, version: str) -> GoTool:
+    """Upstream Kueue's manager, its measurement build (minimalkueue) and its scheduler-perf
+    runner at one version; none has a --version flag, so the embedded module version tells."""
+    check = VersionCheck((), f"sigs.k8s.io/kueue\t{version}", build_info=True)
+    return GoTool(
+        name=name,
+        version=version,
+        packages=(
+            "sigs.k8s.io/kueue/cmd/kueue",
+            "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue",
+            "sigs.k8s.io/kueue/test/performance/scheduler/runner",
+        ),
+        binaries=("kueue", "minimalkueue", "runner"),
+        checks={binary: check for binary in ("kueue", "minimalkueue", "runner")},
+        ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",),
+        family="kueue",
+    )
 
 
 TOOLS: tuple[GoTool, ...] = (
@@ -163,25 +212,20 @@ TOOLS: tuple[GoTool, ...] = (
         checks={"helm": VersionCheck(("version", "--short"), HELM_VERSION)},
         ldflags=(f"-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}",),
     ),
+    _kueue_tool("kueue", KUEUE_VERSION),
+    _kueue_tool("kueue-v0.17", KUEUE_PREVIOUS_VERSION),
     GoTool(
-        name="kueue",
+        # v0.19.2's manager whose MultiKueue worker clients take their QPS/burst from
+        # KUEUE_BENCH_WORKER_QPS/_BURST (unpatched: client-go's 5/10 whatever the
+        # Configuration says), so bench/multikueue can give upstream fleetq's worker budget.
+        name="kueue-worker-budget",
         version=KUEUE_VERSION,
-        packages=(
-            "sigs.k8s.io/kueue/cmd/kueue",
-            "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue",
-            "sigs.k8s.io/kueue/test/performance/scheduler/runner",
-        ),
-        binaries=("kueue", "minimalkueue", "runner"),
-        checks={
-            # Neither has a --version flag: check the embedded module version instead.
-            "kueue": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
-            "minimalkueue": VersionCheck(
-                (), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True
-            ),
-            # Upstream's scheduler-perf runner: drives side-by-side benchmarks.
-            "runner": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True),
-        },
+        packages=("sigs.k8s.io/kueue/cmd/kueue",),
+        binaries=("kueue",),
+        checks={"kueue": VersionCheck((), f"sigs.k8s.io/kueue\t{KUEUE_VERSION}", build_info=True)},
         ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={KUEUE_VERSION}",),
+        module_patch=ModulePatch("sigs.k8s.io/kueue", KUEUE_VERSION, "worker-client-budget.patch"),
+        on_request=True,
     ),
     GoTool(
         name="jobset",
@@ -322,6 +366,16 @@ def tool(name: str) -> GoTool:
     raise KeyError(f"unknown tool {name!r}; known: {', '.join(t.name for t in TOOLS)}")
 
 
+def kueue_tool(version: str = KUEUE_VERSION) -> GoTool:
+    """The tool that builds upstream Kueue at `version` (one of KUEUE_VERSIONS)."""
+    for candidate in TOOLS:
+        if candidate.family == "kueue" and candidate.version == version:
+            return candidate
+    raise KeyError(
+        f"upstream Kueue {version} is not built here; known: {', '.join(KUEUE_VERSIONS)}"
+    )
+
+
 def binary_path(binary: str) -> Path:
     """The cached path of one binary (e.g. "kube-apiserver"), whether or not it is built."""
     for candidate in TOOLS:
@@ -377,6 +431,40 @@ def check_version(go_tool: GoTool, binary: str) -> str:
     return first_line.strip()
 
 
+def prepare_patched_copy(go_tool: GoTool, staging: Path, progress: Progress) -> list[str]:
+    """Copy the module to patch (writable), apply the patch, and write a go.mod in
+    `staging` that replaces the module with the copy; the `go build` flags that use it."""
+    patch = go_tool.module_patch
+    if patch is None:
+        return []
+    source = patch.source()
+    if not (source / "go.mod").exists():
+        raise ToolBuildError(
+            f"{source} is missing: run `go mod download {patch.module}@{patch.version}`"
+        )
+    copy = patch.copy_dir()
+    if copy.exists():
+        _make_writable(copy)
+        shutil.rmtree(copy)
+    progress(f"{go_tool.name}: patching a copy of {patch.module}@{patch.version}")
+    shutil.copytree(source, copy, copy_function=shutil.copyfile)
+    _make_writable(copy)  # the module cache's folders are read-only; copytree keeps that
+    patch_file = go_tool.module_dir / patch.patch_file
+    _run(["patch", "-p1", "--forward", "-i", str(patch_file)], cwd=copy)
+    modfile = staging / "build.mod"
+    wrapper = (go_tool.module_dir / "go.mod").read_text()
+    modfile.write_text(f"{wrapper}\nreplace {patch.module} {patch.version} => {copy}\n")
+    shutil.copyfile(go_tool.module_dir / "go.sum", staging / "build.sum")
+    return [f"-modfile={modfile}"]
+
+
+def _make_writable(root: Path) -> None:
+    for directory, _, files in os.walk(root):
+        os.chmod(directory, 0o755)
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o644)
+
+
 def build_tool(go_tool: GoTool, progress: Progress) -> float:
     """Compile one wrapper module's binaries into a temp dir, check them, then move in place."""
     if shutil.which("go") is None:
@@ -385,10 +473,11 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
     staging = go_tool.install_dir.with_name(go_tool.install_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
+    modfile_flags = prepare_patched_copy(go_tool, staging, progress)
     ldflags = " ".join(("-s", "-w", *go_tool.ldflags))
     # One package: name the output (Go would call etcd's "server"); several: a directory.
     output = staging / go_tool.binaries[0] if len(go_tool.packages) == 1 else f"{staging}/"
-    cmd = ["go", "build", "-trimpath", "-ldflags", ldflags, "-o", str(output)]
+    cmd = ["go", "build", "-trimpath", *modfile_flags, "-ldflags", ldflags, "-o", str(output)]
     cmd += list(go_tool.packages)
     built = [b for b in go_tool.binaries if b not in dict(go_tool.test_binaries)]
     progress(f"{go_tool.name} {go_tool.version}: go build {' '.join(built)}")
@@ -398,6 +487,8 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
         progress(f"{go_tool.name} {go_tool.version}: go test -c {package}")
         test_cmd = ["go", "test", "-c", "-vet=off", "-trimpath", "-ldflags", ldflags]
         _run([*test_cmd, "-o", str(staging / binary), package], go_tool.module_dir, _go_env())
+    for generated in ("build.mod", "build.sum"):  # a patched build's modfile
+        (staging / generated).unlink(missing_ok=True)
     shutil.rmtree(go_tool.install_dir, ignore_errors=True)
     staging.rename(go_tool.install_dir)
     for binary in go_tool.binaries:

@@ -1,16 +1,17 @@
-"""Run upstream Kueue v0.17.0's full manager out of cluster against one fleet member.
+"""Run upstream Kueue's full manager out of cluster against one fleet member.
 
 Interop tests and the MultiKueue benchmark need the real thing on the other end: the
-`kueue` binary built by `fleetq dev tools kueue`, with every controller and integration,
-talking to a local apiserver through a kubeconfig. Out of cluster it needs what its
-Deployment would have had:
-- upstream's own CRDs from the module (applied server-side first: the Workload CRD is too
+`kueue` binary of one upstream version (`UpstreamKueueOptions.version`: v0.19.2, built by
+`fleetq dev tools kueue`, or v0.17.0, by `fleetq dev tools kueue-v0.17`), with every
+controller and integration, talking to a local apiserver through a kubeconfig. Out of
+cluster it needs what its Deployment would have had:
+- that version's own CRDs from its module (applied server-side first: the Workload CRD is too
   big for a client-side apply's annotation);
 - its namespace (events, the MultiKueue kubeconfig Secrets);
 - a Configuration file: internal certificate management off, leader election off,
   health, metrics and webhook servers on free loopback ports, the visibility server off;
 - serving certificates for the webhook server (readiness waits for it to listen) and for
-  the metrics server, which v0.17.0 reads from a fixed path, `/etc/kueue/metrics/certs`.
+  the metrics server, which both versions read from a fixed path, `/etc/kueue/metrics/certs`.
   The binary runs in a private mount namespace (`unshare`) where that path is a bind mount
   of this run's temp directory, so runs never share or leave certificates behind.
 No webhook configuration is registered: Jobs must be created suspended, and a Job meant
@@ -20,6 +21,7 @@ for MultiKueue must carry `spec.managedBy: kueue.x-k8s.io/multikueue` itself.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import subprocess
 import tempfile
@@ -36,12 +38,25 @@ from devfleet.ports import allocate_ports
 from devfleet.private_mounts import PrivateMountError, private_mounts
 from devfleet.process_group import stop_group
 from devfleet.process_readiness import wait_until_ready
-from devfleet.toolchain import KUEUE_VERSION, binary_path
+from devfleet.toolchain import KUEUE_VERSION, GoTool, binary_path, kueue_tool, tool
 
-UPSTREAM_MODULE = Path.home() / "go" / "pkg" / "mod" / "sigs.k8s.io" / f"kueue@{KUEUE_VERSION}"
-UPSTREAM_CRDS = UPSTREAM_MODULE / "config" / "components" / "crd" / "bases"
 METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
-"""Where v0.17.0 reads the metrics server's certificate when it does not manage its own."""
+"""Where upstream reads the metrics server's certificate when it does not manage its own."""
+
+
+def upstream_module(version: str = KUEUE_VERSION) -> Path:
+    """The read-only Go module source of one upstream Kueue version."""
+    return Path.home() / "go" / "pkg" / "mod" / "sigs.k8s.io" / f"kueue@{version}"
+
+
+def upstream_crds(version: str = KUEUE_VERSION) -> Path:
+    return upstream_module(version) / "config" / "components" / "crd" / "bases"
+
+
+WORKER_BUDGET_TOOL = "kueue-worker-budget"
+WORKER_QPS_ENV = "KUEUE_BENCH_WORKER_QPS"
+WORKER_BURST_ENV = "KUEUE_BENCH_WORKER_BURST"
+"""Read by tools/go/kueue-worker-budget/worker-client-budget.patch."""
 
 ALL_AT_ONCE = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 INCREMENTAL = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
@@ -55,6 +70,8 @@ class UpstreamKueueError(RuntimeError):
 class UpstreamKueueOptions:
     """The Configuration fields the fleet's uses of upstream Kueue vary."""
 
+    version: str = KUEUE_VERSION
+    """Which upstream Kueue runs (devfleet.toolchain.KUEUE_VERSIONS)."""
     namespace: str = "kueue-system"
     frameworks: tuple[str, ...] = ("batch/job",)
     qps: float = 50.0
@@ -66,6 +83,9 @@ class UpstreamKueueOptions:
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: {"VisibilityOnDemand": False})
     log_verbosity: int = 2
     """zap's level: 0 logs info and above, N > 0 adds V(N) debug lines."""
+    worker_client_budget: bool = False
+    """Run the `kueue-worker-budget` build (v0.19.2 with a benchmark patch) whose MultiKueue
+    worker clients get `qps`/`burst` too; upstream's own run at client-go's 5/10."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +136,16 @@ def kubectl(kubeconfig: Path, *args: str, timeout: float = 120.0) -> str:
     return done.stdout
 
 
-def install_upstream_crds(kubeconfig: Path, timeout: float = 120.0) -> list[str]:
-    """Apply upstream's CRDs from the module (taking over fields) and wait until served."""
-    if not any(UPSTREAM_CRDS.glob("*.yaml")):
+def install_upstream_crds(
+    kubeconfig: Path, version: str = KUEUE_VERSION, timeout: float = 120.0
+) -> list[str]:
+    """Apply one version's CRDs from its module (taking over fields); wait until served."""
+    crds = upstream_crds(version)
+    if not any(crds.glob("*.yaml")):
         raise UpstreamKueueError(
-            f"no CRDs in {UPSTREAM_CRDS}: run `go mod download sigs.k8s.io/kueue@{KUEUE_VERSION}`"
+            f"no CRDs in {crds}: run `go mod download sigs.k8s.io/kueue@{version}`"
         )
-    return install_crd_files(kubeconfig, UPSTREAM_CRDS, timeout)
+    return install_crd_files(kubeconfig, crds, timeout)
 
 
 def install_crd_files(kubeconfig: Path, directory: Path, timeout: float = 120.0) -> list[str]:
@@ -220,11 +243,31 @@ class UpstreamKueue:
     def ready_url(self) -> str:
         return f"http://127.0.0.1:{self.ports.health}/readyz"
 
+    def _tool(self) -> GoTool:
+        if not self.options.worker_client_budget:
+            return kueue_tool(self.options.version)
+        patched = tool(WORKER_BUDGET_TOOL)
+        if patched.version != self.options.version:
+            raise KeyError(f"{WORKER_BUDGET_TOOL} is built at {patched.version} only")
+        return patched
+
+    def environment(self) -> dict[str, str]:
+        """The process's environment: the worker client budget for the patched build."""
+        env = dict(os.environ)
+        if self.options.worker_client_budget:
+            env[WORKER_QPS_ENV] = str(self.options.qps)
+            env[WORKER_BURST_ENV] = str(self.options.burst)
+        return env
+
     def command(self) -> list[str]:
         """Write the config and certificates; return the argv that starts the manager."""
-        binary = binary_path("kueue")
+        try:
+            go_tool = self._tool()
+        except KeyError as exc:
+            raise UpstreamKueueError(str(exc.args[0])) from exc
+        binary = go_tool.binary("kueue")
         if not binary.exists():
-            raise UpstreamKueueError(f"{binary} is missing: run `fleetq dev tools kueue`")
+            raise UpstreamKueueError(f"{binary} is missing: run `fleetq dev tools {go_tool.name}`")
         webhook_certs = self.workdir / "webhook-certs"
         metrics_certs = self.workdir / "metrics-certs"
         write_serving_certs(webhook_certs)
@@ -242,7 +285,7 @@ class UpstreamKueue:
 
     def start(self) -> UpstreamKueue:
         if self.install_crds:
-            install_upstream_crds(self.kubeconfig)
+            install_upstream_crds(self.kubeconfig, self.options.version)
         ensure_namespace(self.kubeconfig, self.options.namespace)
         argv = self.command()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,6 +296,7 @@ class UpstreamKueue:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env=self.environment(),
             )
         return self
 

@@ -1,13 +1,13 @@
 """One leg of the benchmark: a fresh lite fleet, one manager kind, the phases, the figures.
 
 fleetq's leg runs `fleetq hub` (capacity-aware dispatcher) on the manager and a `fleetq
-agent` on every worker; upstream's leg runs Kueue v0.17.0's `kueue` on the manager
-(MultiKueue, AllAtOnce dispatcher) and on every worker. Both get the same client budget,
-the same queues (`queue_setup`), the same tuned apiservers with a write audit log
-(`bench/scheduler/tuned_cluster`), the same manager identity on the workers
-(`worker_identity`) and the same driver (`dispatch_driver`). Lite workers have no
-scheduler or kubelets: their nodes are plain objects, marked Ready once, so an agent's
-capacity report shows them free, and no pod ever starts.
+agent` on every worker; upstream's leg runs Kueue's `kueue` (devfleet.toolchain's
+KUEUE_VERSION) on the manager (MultiKueue, AllAtOnce dispatcher) and on every worker.
+Both get the same client budget, the same queues (`queue_setup`), the same tuned
+apiservers with a write audit log (`bench/scheduler/tuned_cluster`), the same manager
+identity on the workers (`worker_identity`) and the same driver (`dispatch_driver`).
+Lite workers have no scheduler or kubelets: their nodes are plain objects, marked Ready
+once, so an agent's capacity report shows them free, and no pod ever starts.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ Progress = Callable[[str], None]
 class ManagerKind(enum.StrEnum):
     FLEETQ = "fleetq"
     UPSTREAM = "upstream"
+    UPSTREAM_BUDGET = "upstream-budget"
+    """Upstream whose manager's worker clients get the same budget as fleetq's (the
+    `kueue-worker-budget` build): upstream at its best, not at its default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +172,7 @@ def _start_fleetq(
 
 
 def _start_upstream(
-    fleet: RunningFleet, settings: LegSettings, stack: ExitStack
+    fleet: RunningFleet, settings: LegSettings, stack: ExitStack, *, worker_budget: bool = False
 ) -> tuple[_Process, list[_Process]]:
     workers: list[UpstreamKueue] = []
     for worker in fleet.workers:
@@ -184,7 +187,11 @@ def _start_upstream(
     for kueue in workers:
         kueue.wait_ready()
     options = UpstreamKueueOptions(
-        qps=settings.qps, burst=settings.burst, dispatcher_name=ALL_AT_ONCE, log_verbosity=0
+        qps=settings.qps,
+        burst=settings.burst,
+        dispatcher_name=ALL_AT_ONCE,
+        log_verbosity=0,
+        worker_client_budget=worker_budget,
     )
     manager = UpstreamKueue(
         fleet.manager.kubeconfig,
@@ -216,8 +223,11 @@ def run_leg(kind: ManagerKind, settings: LegSettings, progress: Progress = print
         )
         for member, cluster in zip(running.workers, spec.workers, strict=True):
             mark_nodes_ready(member, cluster)
-        start = _start_fleetq if kind is ManagerKind.FLEETQ else _start_upstream
-        manager, worker_side = start(running, settings, stack)
+        if kind is ManagerKind.FLEETQ:
+            manager, worker_side = _start_fleetq(running, settings, stack)
+        else:
+            budget = kind is ManagerKind.UPSTREAM_BUDGET
+            manager, worker_side = _start_upstream(running, settings, stack, worker_budget=budget)
         for member in running.workers:
             apply_manifests(member.kubeconfig, setup.worker_manifests())
         kubeconfigs = {w.name: mint_manager_kubeconfig(w.kubeconfig) for w in running.workers}

@@ -32,6 +32,7 @@ from bench.multikueue.dispatch_leg import LegSettings, ManagerKind, run_leg
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
+DEFAULT_LEGS = (ManagerKind.UPSTREAM, ManagerKind.FLEETQ)
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -58,6 +59,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "performance runs; Kueue's default of 20 caps dispatch at a few per second)",
     )
     parser.add_argument("--burst", type=int, default=1000, help="client burst (1000)")
+    parser.add_argument(
+        "--worker-budget-leg",
+        action="store_true",
+        help="add the upstream-budget leg: upstream's manager built with a patch that gives "
+        "its worker clients --qps/--burst too (`fleetq dev tools kueue-worker-budget`)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -94,19 +101,30 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
 
 
 def comparison(legs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per phase: fleetq's figure over upstream's (throughput: higher is better; latency,
-    writes and CPU: lower is better)."""
-    if set(legs) != {"fleetq", "upstream"}:
+    """Per phase and upstream leg: fleetq's figure over upstream's (throughput: higher is
+    better; latency, writes and CPU: lower is better)."""
+    if "fleetq" not in legs:
         return []
     rows = []
-    upstream = {p["phase"]: p for p in legs["upstream"]["phases"]}
-    for mine in legs["fleetq"]["phases"]:
+    for against in (ManagerKind.UPSTREAM, ManagerKind.UPSTREAM_BUDGET):
+        if against.value in legs:
+            rows += _ratios_against(legs["fleetq"], legs[against.value], against.value)
+    return rows
+
+
+def _ratios_against(
+    fleetq: dict[str, Any], other: dict[str, Any], against: str
+) -> list[dict[str, Any]]:
+    rows = []
+    upstream = {p["phase"]: p for p in other["phases"]}
+    for mine in fleetq["phases"]:
         theirs = upstream.get(mine["phase"])
         if theirs is None:
             continue
         rows.append(
             {
                 "phase": mine["phase"],
+                "against": against,
                 "throughput_x": _ratio(mine["throughput_per_s"], theirs["throughput_per_s"]),
                 "p50_ratio": _ratio(mine["latency_p50_s"], theirs["latency_p50_s"]),
                 "p99_ratio": _ratio(mine["latency_p99_s"], theirs["latency_p99_s"]),
@@ -129,21 +147,21 @@ def _print_table(legs: dict[str, dict[str, Any]], ratios: list[dict[str, Any]]) 
         ("worker_side_cpu_s", "wrk CPU s"),
         ("dispatched", "done"),
     )
-    print(f"{'manager':10} {'phase':8} " + " ".join(f"{title:>10}" for _, title in columns))
+    print(f"{'manager':15} {'phase':8} " + " ".join(f"{title:>10}" for _, title in columns))
     for name, leg in legs.items():
         for phase in leg["phases"]:
             cells = " ".join(f"{phase[key]!s:>10}" for key, _ in columns)
-            print(f"{name:10} {phase['phase']:8} {cells}")
+            print(f"{name:15} {phase['phase']:8} {cells}")
             if "machine_busy_cores" in phase:
                 planes = ", ".join(f"{r} {c}" for r, c in phase["control_plane_cores"].items())
                 print(
-                    f"{'':10} {phase['phase']:8} machine busy {phase['machine_busy_cores']} of "
+                    f"{'':15} {phase['phase']:8} machine busy {phase['machine_busy_cores']} of "
                     f"{phase['machine_cores']} cores; control planes (etcd+apiserver): {planes}"
                 )
-        print(f"{name:10} peak RSS of the manager: {leg['manager_peak_rss_mib']} MiB")
+        print(f"{name:15} peak RSS of the manager: {leg['manager_peak_rss_mib']} MiB")
     for row in ratios:
         print(
-            f"fleetq / upstream, {row['phase']}: throughput x{row['throughput_x']}, "
+            f"fleetq / {row['against']}, {row['phase']}: throughput x{row['throughput_x']}, "
             f"p99 x{row['p99_ratio']}, remote writes/workload x{row['remote_writes_ratio']}, "
             f"manager CPU x{row['manager_cpu_ratio']}"
         )
@@ -156,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     phases = [Phase("steady", args.rate, args.jobs)]
     if args.burst_jobs:
         phases.append(Phase("burst", 0.0, args.burst_jobs))
-    kinds = [ManagerKind(args.only)] if args.only else [ManagerKind.UPSTREAM, ManagerKind.FLEETQ]
+    kinds = [ManagerKind(args.only)] if args.only else list(DEFAULT_LEGS)
+    if args.worker_budget_leg and not args.only:
+        kinds.insert(1, ManagerKind.UPSTREAM_BUDGET)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     load_before = os.getloadavg()

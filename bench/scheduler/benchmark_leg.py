@@ -31,7 +31,12 @@ from bench.scheduler.managers import (
 from bench.scheduler.measured_process import MeasuredProcess, total_cpu_seconds
 from bench.scheduler.perf_runner import WL_STATES, RunnerInvocation, RunnerOutcome, run_runner
 from bench.scheduler.runner_summary import RunnerSummaryError, read_summary, read_workload_states
-from bench.scheduler.tuned_cluster import ApiserverTuning, BenchCluster
+from bench.scheduler.tuned_cluster import (
+    UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT,
+    UPSTREAM_MAX_REQUESTS_INFLIGHT,
+    ApiserverTuning,
+    BenchCluster,
+)
 
 Progress = Callable[[str], None]
 SETTLE_SECONDS = 2.0
@@ -43,8 +48,8 @@ class LegOptions:
     generator_config: Path
     output_dir: Path
     timeout_s: float
-    max_requests_inflight: int = 800
-    max_mutating_requests_inflight: int = 400
+    max_requests_inflight: int = UPSTREAM_MAX_REQUESTS_INFLIGHT
+    max_mutating_requests_inflight: int = UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT
     keep_audit_log: bool = False
     fleetq_log_level: str = "warning"
 

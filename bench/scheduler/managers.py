@@ -1,7 +1,8 @@
 """The two managers under test and how each is started against a benchmark cluster.
 
-- upstream: Kueue v0.17.0's `minimalkueue` (core controllers + scheduler, no webhooks, no
-  job integrations): the program upstream measures itself with. Its client is fixed at
+- upstream: Kueue v0.19.2's `minimalkueue` (core controllers + scheduler, no webhooks, no
+  job integrations; devfleet.toolchain.KUEUE_VERSION): the program upstream measures
+  itself with. Its client is fixed at
   50 QPS / 100 burst (Kueue's defaults).
 - fleetq: `fleetq hub` with leader election off, no admission webhooks and the same
   client budget (50 / 100), so neither manager gets more apiserver writes per second.
@@ -23,11 +24,11 @@ from pathlib import Path
 from bench.scheduler.measured_process import MeasuredProcess
 from devfleet.ports import allocate_ports
 from devfleet.toolchain import KUEUE_VERSION, binary_path
+from devfleet.upstream_kueue import upstream_crds
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEETQ_CRDS = ROOT / "charts" / "fleetq-hub" / "crds"
-UPSTREAM_MODULE = Path.home() / "go" / "pkg" / "mod" / "sigs.k8s.io" / f"kueue@{KUEUE_VERSION}"
-UPSTREAM_CRDS = UPSTREAM_MODULE / "config" / "components" / "crd" / "bases"
+UPSTREAM_CRDS = upstream_crds(KUEUE_VERSION)
 
 CLIENT_QPS = 50
 CLIENT_BURST = 100
@@ -107,12 +108,15 @@ def _check_fleetq_hub() -> None:
 
 
 def fleetq_configuration(health_port: int, metrics_port: int) -> str:
-    """A Configuration for a lone hub: no leader election, upstream's client budget."""
+    """A Configuration for a lone hub: no leader election, upstream's client budget, and
+    waitForPodsReady off, as in minimalkueue (its Configuration is never defaulted)."""
     return (
         "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
         "kind: Configuration\n"
         "leaderElection:\n"
         "  leaderElect: false\n"
+        "featureGates:\n"
+        "  DisableWaitForPodsReady: true\n"
         "clientConnection:\n"
         f"  qps: {CLIENT_QPS}\n"
         f"  burst: {CLIENT_BURST}\n"

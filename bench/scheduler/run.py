@@ -48,8 +48,14 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=600.0,
         help="seconds each runner may take before it is stopped (default 600)",
     )
-    parser.add_argument("--max-requests-inflight", type=int, default=800)
-    parser.add_argument("--max-mutating-requests-inflight", type=int, default=400)
+    parser.add_argument(
+        "--max-requests-inflight", type=int, help="apiserver limit (default: upstream's, 5000)"
+    )
+    parser.add_argument(
+        "--max-mutating-requests-inflight",
+        type=int,
+        help="apiserver limit (default: upstream's, 2500)",
+    )
     parser.add_argument(
         "--keep-audit-log", action="store_true", help="copy the apiserver audit log to results"
     )
@@ -95,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     from bench.scheduler.benchmark_leg import LegOptions, run_leg
     from bench.scheduler.comparison_table import format_table
     from bench.scheduler.managers import ManagerKind, PrerequisiteMissing, check_prerequisites
+    from bench.scheduler.tuned_cluster import (
+        UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT,
+        UPSTREAM_MAX_REQUESTS_INFLIGHT,
+    )
+    from devfleet.toolchain import KUEUE_VERSION
 
     if args.show is not None:
         saved = json.loads(args.show.read_text())
@@ -111,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     except PrerequisiteMissing as exc:
         print(f"bench/scheduler: {exc}", file=sys.stderr)
         return 2
+    if args.max_requests_inflight is None:
+        args.max_requests_inflight = UPSTREAM_MAX_REQUESTS_INFLIGHT
+    if args.max_mutating_requests_inflight is None:
+        args.max_mutating_requests_inflight = UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT
     _interrupt_on_sigterm()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     options = LegOptions(
@@ -126,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "hub-vs-upstream",
         "started": stamp,
         "generator_config": str(config),
+        "upstream_kueue": KUEUE_VERSION,
         "timeout_s": args.timeout,
         "apiserver": {
             "max_requests_inflight": args.max_requests_inflight,

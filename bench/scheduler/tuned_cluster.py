@@ -3,8 +3,8 @@
 devfleet starts clusters for development and tests; a benchmark needs two things more from
 the apiserver, passed to kwokctl as extra arguments without changing devfleet:
 - higher in-flight request limits, as upstream's perf runner gives its envtest apiserver
-  (v0.17.0's `runner/main.go`: 800 and 400; the defaults, 400 and 200, throttle a
-  manager under load);
+  (v0.19.2's `runner/main.go`: 5000 and 2500, up from v0.17.0's 800 and 400; the
+  defaults, 400 and 200, throttle a manager under load);
 - an audit log of write requests, so writes can be counted per client (`audit_writes`).
 Each manager gets its own cluster, started from scratch and deleted afterwards, so neither
 inherits the other's etcd history or caches.
@@ -25,11 +25,15 @@ from devfleet.kwokctl import Kwokctl
 
 Progress = Callable[[str], None]
 
+UPSTREAM_MAX_REQUESTS_INFLIGHT = 5000
+UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT = 2500
+"""The in-flight limits upstream v0.19.2's perf runner gives its apiserver."""
+
 
 @dataclass(frozen=True, slots=True)
 class ApiserverTuning:
-    max_requests_inflight: int = 800
-    max_mutating_requests_inflight: int = 400
+    max_requests_inflight: int = UPSTREAM_MAX_REQUESTS_INFLIGHT
+    max_mutating_requests_inflight: int = UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT
     audit_policy: Path | None = None
 
     def extra_arg_pairs(self) -> list[str]:

@@ -4,7 +4,9 @@ Users bring the file they already run upstream Kueue with. fleetq reads the fiel
 implements, fills upstream's defaults, and reports — never silently drops — every field it
 does not know or does not support, so a setting that has no effect is visible at start-up.
 Malformed values (wrong types, bad durations, unknown frameworks) are errors that name the
-field path.
+field path. Defaults are upstream v0.19's (docs/upgrade.md lists what changed since v0.17):
+waitForPodsReady is on unless `featureGates.DisableWaitForPodsReady` says otherwise, and
+the client budget is 300 QPS / 500 burst.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
+from core.manager.feature_gates import FeatureGateError, FeatureGates, parse_feature_gates
 from integrations.framework.registry import (
     DEFAULT_FRAMEWORKS,
     FrameworkRegistry,
@@ -29,11 +33,11 @@ API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 
 PREEMPTION_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-DISPATCHERS = (
-    "fleetq.dev/capacity-aware",
-    "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
-    "kueue.x-k8s.io/multikueue-dispatcher-incremental",
-)
+ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+DISPATCHERS = (CAPACITY_AWARE_DISPATCHER, ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER)
+DEFAULT_INCREMENTAL_STEP_SIZE = 3
+"""Workers per Incremental round unless incrementalDispatcherConfig.stepSize says otherwise."""
 
 # Every field path fleetq reads. Paths ending in ".*" accept any sub-keys (selectors).
 _SUPPORTED = frozenset(
@@ -83,8 +87,15 @@ _SUPPORTED = frozenset(
         "internalCertManagement.webhookSecretName",
         "visibilityServer.bindPort",
         "visibilityServer.bindAddress",
+        "featureGates.*",  # read by core.manager.feature_gates, which reports what it ignores
     }
 )
+
+DEFAULT_PODS_READY_TIMEOUT_SECONDS = 1800.0
+"""waitForPodsReady.timeout when absent or 0 (upstream v0.19: 30 minutes)."""
+DEFAULT_CLIENT_QPS = 300.0
+DEFAULT_CLIENT_BURST = 500
+"""clientConnection defaults since upstream v0.19 (20 and 30 before)."""
 
 
 class ConfigurationError(ValueError):
@@ -101,7 +112,7 @@ class RequeuingStrategy:
 
 @dataclass(frozen=True)
 class WaitForPodsReady:
-    timeout_seconds: float = 300.0
+    timeout_seconds: float = DEFAULT_PODS_READY_TIMEOUT_SECONDS
     block_admission: bool = False
     recovery_timeout_seconds: float | None = None
     requeuing: RequeuingStrategy = field(default_factory=RequeuingStrategy)
@@ -112,8 +123,8 @@ class MultiKueueSettings:
     gc_interval_seconds: float = 60.0
     origin: str = "multikueue"
     worker_lost_timeout_seconds: float = 900.0
-    dispatcher_name: str = "fleetq.dev/capacity-aware"
-    incremental_step_size: int = 3
+    dispatcher_name: str = CAPACITY_AWARE_DISPATCHER
+    incremental_step_size: int = DEFAULT_INCREMENTAL_STEP_SIZE
     """Workers added per Incremental round (upstream's incrementalDispatcherConfig.stepSize)."""
     incremental_round_seconds: float = 300.0
     """Length of an Incremental round; fixed at 5 min upstream, fleetq lets it be set."""
@@ -137,7 +148,11 @@ class LeaderElection:
 
 @dataclass(frozen=True)
 class Configuration:
-    """What the hub runs with, defaults filled in (upstream's, except the dispatcher)."""
+    """What the hub runs with, defaults filled in (upstream's, except the dispatcher).
+
+    Built directly (tests, tools), waitForPodsReady is off; `parse_configuration` turns it
+    on as upstream v0.19 does, so every configuration file, or none, gets upstream's default.
+    """
 
     namespace: str = "kueue-system"
     manage_jobs_without_queue_name: bool = False
@@ -158,8 +173,9 @@ class Configuration:
     """`integrations.frameworks` was given (the agent defaults to every kind otherwise)."""
     fair_sharing_strategies: tuple[str, ...] | None = None
     multikueue: MultiKueueSettings = field(default_factory=MultiKueueSettings)
-    client_qps: float = 20.0
-    client_burst: int = 30
+    client_qps: float = DEFAULT_CLIENT_QPS
+    client_burst: int = DEFAULT_CLIENT_BURST
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     health_probe_bind_address: str = ":8081"
     metrics_bind_address: str = ":8443"
@@ -241,20 +257,31 @@ def _duration(data: Mapping[str, Any], path: str, default: float | None) -> floa
     return default if value is None else parse_duration(value, path)
 
 
-def _wait_for_pods_ready(data: Mapping[str, Any]) -> WaitForPodsReady | None:
-    if _get(data, "waitForPodsReady") is None:
+def _wait_for_pods_ready(
+    data: Mapping[str, Any], gates: FeatureGates, warnings: list[str]
+) -> WaitForPodsReady | None:
+    """Upstream v0.19: on by default (timeout 30 min); only the DisableWaitForPodsReady gate
+    turns it off. A timeout of 0 means the default, as upstream; a recovery timeout of 0s
+    turns recovery checking off."""
+    if gates.disable_wait_for_pods_ready:
         return None
-    timeout = _duration(data, "waitForPodsReady.timeout", 300.0)
-    assert timeout is not None
+    if "waitForPodsReady" in data and data["waitForPodsReady"] is None:
+        warnings.append(
+            "waitForPodsReady: null does not turn it off since upstream v0.19 (it is on, "
+            "timeout 30m); set featureGates.DisableWaitForPodsReady: true to turn it off"
+        )
+    timeout = (
+        _duration(data, "waitForPodsReady.timeout", None) or DEFAULT_PODS_READY_TIMEOUT_SECONDS
+    )
     prefix = "waitForPodsReady.requeuingStrategy."
     timestamp = _typed(data, prefix + "timestamp", str, "Eviction")
     if timestamp not in ("Eviction", "Creation"):
         raise ConfigurationError(f"{prefix}timestamp: must be Eviction or Creation")
     requeuing = RequeuingStrategy(
         timestamp=timestamp,
-        backoff_limit_count=_typed(data, prefix + "backoffLimitCount", int, None),
-        backoff_base_seconds=_typed(data, prefix + "backoffBaseSeconds", int, 60),
-        backoff_max_seconds=_typed(data, prefix + "backoffMaxSeconds", int, 3600),
+        backoff_limit_count=_non_negative(data, prefix + "backoffLimitCount", None),
+        backoff_base_seconds=_non_negative(data, prefix + "backoffBaseSeconds", 60),
+        backoff_max_seconds=_non_negative(data, prefix + "backoffMaxSeconds", 3600),
     )
     return WaitForPodsReady(
         timeout_seconds=timeout,
@@ -262,6 +289,13 @@ def _wait_for_pods_ready(data: Mapping[str, Any]) -> WaitForPodsReady | None:
         recovery_timeout_seconds=_duration(data, "waitForPodsReady.recoveryTimeout", timeout),
         requeuing=requeuing,
     )
+
+
+def _non_negative(data: Mapping[str, Any], path: str, default: int | None) -> Any:
+    value = _typed(data, path, int, default)
+    if value is not None and value < 0:
+        raise ConfigurationError(f"{path}: must not be negative, got {value}")
+    return value
 
 
 def _frameworks(data: Mapping[str, Any], warnings: list[str]) -> tuple[str, ...]:
@@ -292,19 +326,22 @@ def _fair_sharing(data: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(strategies)
 
 
-def _multikueue(data: Mapping[str, Any]) -> MultiKueueSettings:
-    dispatcher = _typed(data, "multiKueue.dispatcherName", str, "fleetq.dev/capacity-aware")
+def _multikueue(
+    data: Mapping[str, Any], gates: FeatureGates, warnings: list[str]
+) -> MultiKueueSettings:
+    dispatcher = _typed(data, "multiKueue.dispatcherName", str, CAPACITY_AWARE_DISPATCHER)
     if not dispatcher:
         raise ConfigurationError(
             f"multiKueue.dispatcherName: must not be empty (built in: {', '.join(DISPATCHERS)}; "
             "any other name is an external dispatcher)"
         )
+    _check_incremental_config_use(data, dispatcher)
     return MultiKueueSettings(
         gc_interval_seconds=_duration(data, "multiKueue.gcInterval", 60.0) or 0.0,
         origin=_typed(data, "multiKueue.origin", str, "multikueue"),
         worker_lost_timeout_seconds=_duration(data, "multiKueue.workerLostTimeout", 900.0) or 0.0,
         dispatcher_name=dispatcher,
-        incremental_step_size=_step_size(data),
+        incremental_step_size=_step_size(data, gates, warnings),
         incremental_round_seconds=_positive_duration(
             data, "multiKueue.incrementalDispatcherConfig.roundTimeout", 300.0
         ),
@@ -325,11 +362,33 @@ def _positive_number(data: Mapping[str, Any], path: str, default: float) -> floa
     return float(value)
 
 
-def _step_size(data: Mapping[str, Any]) -> int:
+_INCREMENTAL_CONFIG_USERS = (INCREMENTAL_DISPATCHER, CAPACITY_AWARE_DISPATCHER)
+"""The dispatchers that read incrementalDispatcherConfig (capacity-aware: its fallback)."""
+
+
+def _check_incremental_config_use(data: Mapping[str, Any], dispatcher: str) -> None:
+    """Upstream v0.19 refuses incrementalDispatcherConfig beside another dispatcher."""
+    if _get(data, "multiKueue.incrementalDispatcherConfig") is None:
+        return
+    if dispatcher not in _INCREMENTAL_CONFIG_USERS:
+        raise ConfigurationError(
+            "multiKueue.incrementalDispatcherConfig: only valid when dispatcherName is "
+            f"{INCREMENTAL_DISPATCHER} (or fleetq's {CAPACITY_AWARE_DISPATCHER}), "
+            f"not {dispatcher}"
+        )
+
+
+def _step_size(data: Mapping[str, Any], gates: FeatureGates, warnings: list[str]) -> int:
     path = "multiKueue.incrementalDispatcherConfig.stepSize"
-    step = _typed(data, path, int, 3)
+    step = _typed(data, path, int, DEFAULT_INCREMENTAL_STEP_SIZE)
     if step < 1:
         raise ConfigurationError(f"{path}: must be at least 1, got {step}")
+    if not gates.incremental_dispatcher_config and step != DEFAULT_INCREMENTAL_STEP_SIZE:
+        warnings.append(
+            f"{path}: ignored while featureGates.MultiKueueIncrementalDispatcherConfig is "
+            f"false (the step is {DEFAULT_INCREMENTAL_STEP_SIZE}, as upstream)"
+        )
+        return DEFAULT_INCREMENTAL_STEP_SIZE
     return int(step)
 
 
@@ -364,6 +423,10 @@ def parse_configuration(data: Any) -> LoadedConfiguration:
             f"expected apiVersion {API_VERSION} kind {KIND}, got {api_version} {data.get('kind')}"
         )
     warnings = [f"{path}: not supported by fleetq; ignored" for path in _unsupported_paths(data)]
+    try:
+        gates = parse_feature_gates(_get(data, "featureGates"), warnings)
+    except FeatureGateError as error:
+        raise ConfigurationError(str(error)) from None
     selector = _get(data, "managedJobsNamespaceSelector")
     if selector is not None and not isinstance(selector, Mapping):
         raise ConfigurationError("managedJobsNamespaceSelector: expected a label selector")
@@ -372,11 +435,12 @@ def parse_configuration(data: Any) -> LoadedConfiguration:
         namespace=_typed(data, "namespace", str, defaults.namespace),
         manage_jobs_without_queue_name=_typed(data, "manageJobsWithoutQueueName", bool, False),
         managed_jobs_namespace_selector=selector or defaults.managed_jobs_namespace_selector,
-        wait_for_pods_ready=_wait_for_pods_ready(data),
+        wait_for_pods_ready=_wait_for_pods_ready(data, gates, warnings),
         frameworks=_frameworks(data, warnings),
         frameworks_set=_get(data, "integrations.frameworks") is not None,
         fair_sharing_strategies=_fair_sharing(data),
-        multikueue=_multikueue(data),
+        multikueue=_multikueue(data, gates, warnings),
+        feature_gates=gates,
         client_qps=_typed(data, "clientConnection.qps", float, defaults.client_qps),
         client_burst=_typed(data, "clientConnection.burst", int, defaults.client_burst),
         leader_election=_leader_election(data),

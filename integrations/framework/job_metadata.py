@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from integrations.framework.labels import (
     MAX_EXEC_TIME_SECONDS_LABEL,
+    PREBUILT_WORKLOAD_ANNOTATION,
     PREBUILT_WORKLOAD_LABEL,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
@@ -63,8 +64,11 @@ def workload_priority_class_name(job: Job) -> str:
 
 
 def prebuilt_workload_name(job: Job) -> str | None:
-    """The Workload the job must run under, when it is told so by label."""
-    value = labels_of(job).get(PREBUILT_WORKLOAD_LABEL)
+    """The Workload the job must run under, when it is told so: by annotation (upstream
+    v0.19's manager writes that) or else by label (v0.17's, and fleetq's hub)."""
+    value = annotations_of(job).get(PREBUILT_WORKLOAD_ANNOTATION) or labels_of(job).get(
+        PREBUILT_WORKLOAD_LABEL
+    )
     return None if value is None else str(value)
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "POD_SET_SLICE_SIZE_ANNOTATION",
     "POD_SET_UNCONSTRAINED_TOPOLOGY_ANNOTATION",
     "POD_SUSPENDING_PARENT_ANNOTATION",
+    "PREBUILT_WORKLOAD_ANNOTATION",
     "PREBUILT_WORKLOAD_LABEL",
     "PRIORITY_CLASS_LABEL",
     "PROVISIONING_REQUEST_ANNOTATION_PREFIX",
@@ -66,6 +67,9 @@ MAX_EXEC_TIME_SECONDS_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
 PREBUILT_WORKLOAD_LABEL: Final = "kueue.x-k8s.io/prebuilt-workload-name"
 """The job runs under an existing Workload of this name instead of creating one (MultiKueue
 puts it on the remote copy of a job)."""
+PREBUILT_WORKLOAD_ANNOTATION: Final = PREBUILT_WORKLOAD_LABEL
+"""The same, as an annotation of the same key: what upstream's MultiKueue manager writes
+since v0.18 (gate WorkloadIdentifierAnnotations, on by default). Read before the label."""
 PROVISIONING_REQUEST_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
 """Job annotations with this prefix are copied to the Workload (ProvisioningRequest
 parameters); no other job annotation is."""

@@ -1,4 +1,7 @@
-"""Interop with upstream Kueue v0.17.0, both ways, on a small fleet of this module's own.
+"""Interop with upstream Kueue, both ways, on a small fleet of this module's own.
+
+Every test runs against each upstream version fleetq is tested with
+(devfleet.toolchain.KUEUE_VERSIONS): v0.19.2, the yardstick, and v0.17.0, the previous one.
 
 The fleet: an API-only manager and two full workers (scheduler, controller-manager, one
 kwok CPU node each), so pods really run on the workers and nothing runs on the manager.
@@ -47,7 +50,7 @@ from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_spec import ClusterSpec, FleetSpec, NodeGroup
 from devfleet.kwok_stages import RUN_DURATION_ANNOTATION
 from devfleet.polling import until
-from devfleet.toolchain import missing_binaries
+from devfleet.toolchain import KUEUE_VERSIONS, kueue_tool, missing_binaries
 from devfleet.upstream_kueue import UpstreamKueue, UpstreamKueueOptions, install_crd_files
 
 T = TypeVar("T")
@@ -84,8 +87,9 @@ def _remove_fleets_of_dead_sessions() -> None:
 
 @pytest.fixture(scope="module")
 def interop_fleet() -> Iterator[RunningFleet]:
+    kueue_tools = [kueue_tool(version).name for version in KUEUE_VERSIONS]
     missing = missing_binaries(
-        ["kubernetes", "etcd", "kwok", "kueue", "jobset", "training-operator"]
+        ["kubernetes", "etcd", "kwok", *kueue_tools, "jobset", "training-operator"]
     )
     if missing:
         message = "tools not built (" + ", ".join(missing) + "); run `make fleet-tools`"
@@ -384,15 +388,17 @@ def _run_through(
     return _run_a_job_through(setup, manager, worker, worker_name)[0]
 
 
+VERSIONS = pytest.mark.parametrize("version", KUEUE_VERSIONS)
 KINDS = pytest.mark.parametrize("kind", ["job", "jobset"])
 TO_UPSTREAM_KINDS = pytest.mark.parametrize("kind", ["job", "jobset", "pytorchjob"])
 """The hub to an upstream worker also carries a Kubeflow PyTorchJob (the training operator
 runs on every cluster of this fleet)."""
 
 
+@VERSIONS
 @TO_UPSTREAM_KINDS
 def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
-    interop_fleet: RunningFleet, tmp_path: Path, kind: str
+    interop_fleet: RunningFleet, tmp_path: Path, kind: str, version: str
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     setup = QueueSetup(suffix, namespace=f"interop-a-{suffix}", workers=(UPSTREAM_WORKER,))
@@ -401,7 +407,7 @@ def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
     worker, manager = Cluster(member, setup.namespace), Cluster(manager_member, setup.namespace)
     kueue = UpstreamKueue(
         member.kubeconfig,
-        options=UpstreamKueueOptions(frameworks=FRAMEWORKS),
+        options=UpstreamKueueOptions(version=version, frameworks=FRAMEWORKS),
         log_path=tmp_path / "upstream-worker.log",
     )
     hub = None
@@ -446,9 +452,10 @@ def test_the_hub_dispatches_to_a_worker_running_upstream_kueue(
         manager.close()
 
 
+@VERSIONS
 @KINDS
 def test_upstream_kueue_as_manager_dispatches_to_a_worker_running_the_agent(
-    interop_fleet: RunningFleet, tmp_path: Path, kind: str
+    interop_fleet: RunningFleet, tmp_path: Path, kind: str, version: str
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     setup = QueueSetup(suffix, namespace=f"interop-b-{suffix}", workers=(AGENT_WORKER,))
@@ -459,7 +466,10 @@ def test_upstream_kueue_as_manager_dispatches_to_a_worker_running_the_agent(
     # The agent's Configuration names no frameworks: it manages every kind fleetq has.
     agent = start_agent(member.kubeconfig, tmp_path, f"{AGENT_WORKER}-{suffix}", log_level="info")
     options = UpstreamKueueOptions(
-        multikueue_origin=f"interop-{suffix}", gc_interval="10s", frameworks=FRAMEWORKS
+        version=version,
+        multikueue_origin=f"interop-{suffix}",
+        gc_interval="10s",
+        frameworks=FRAMEWORKS,
     )
     kueue = UpstreamKueue(
         manager_member.kubeconfig, options=options, log_path=tmp_path / "upstream-manager.log"

@@ -29,12 +29,13 @@ from core.api.codec import decode
 from core.api.registry import BY_KIND, KINDS, KindInfo
 from core.api.validation import validate, validate_update
 from devfleet.cluster_access import RunningFleet
+from devfleet.toolchain import KUEUE_VERSIONS
 
 pytestmark = pytest.mark.integration
 
-UPSTREAM_VERSIONS = ("v0.17.0", "v0.19.2")
-"""Upstream releases whose schemas and examples fleetq must accept: the newest and the
-one the interop tests run."""
+UPSTREAM_VERSIONS = KUEUE_VERSIONS
+"""Upstream releases whose schemas and examples fleetq must accept: the ones the interop
+tests run (v0.19.2, the yardstick, and v0.17.0)."""
 NOW = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 

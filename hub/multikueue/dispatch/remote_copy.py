@@ -2,7 +2,10 @@
 
 A remote copy carries the manager Workload's name, namespace, labels, annotations and spec,
 plus our origin label (which worker objects are ours to touch), and nothing else: no
-ownerReferences (the owner lives on another cluster), no status (the worker admits it).
+ownerReferences (the owner lives on another cluster), no status (the worker admits it),
+and no `kueue.x-k8s.io/job-uid` label, as upstream's copies since v0.19: it names the
+manager's Job, and a worker running upstream v0.19 finishes a Workload carrying it
+without an owner as orphaned (`OwnerNotFound`) before the worker's Job adopts it.
 
 Drift: the manager may change a Workload's priority while it is dispatched (patched on
 the copy in place, as upstream); any other difference means the copy no longer describes
@@ -28,6 +31,7 @@ import orjson
 
 from core.api.multikueue import MULTIKUEUE_ORIGIN_LABEL
 from hub.multikueue.dispatch.workload_facts import Json, metadata, spec
+from integrations.framework.labels import JOB_UID_LABEL
 
 PRIORITY_FIELDS = ("priorityClassRef", "priority")
 SPEC_ANNOTATION = "fleetq.dev/multikueue-spec-fingerprint"
@@ -44,7 +48,7 @@ def is_ours(obj: Json, origin: str) -> bool:
 def remote_workload(local: Json, origin: str) -> dict[str, Any]:
     """The Workload to create on a worker for the manager's `local`."""
     meta = metadata(local)
-    labels = dict(meta.get("labels") or {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != JOB_UID_LABEL}
     labels[MULTIKUEUE_ORIGIN_LABEL] = origin
     out_meta: dict[str, Any] = {
         "name": meta.get("name"),

@@ -13,11 +13,14 @@ from dataclasses import dataclass
 
 from core.engine.dispatch.nomination import DEFAULT_NOMINATION_TIMEOUT_SECONDS
 from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
-from core.manager.configuration import Configuration
+from core.manager.configuration import (
+    ALL_AT_ONCE_DISPATCHER,
+    DEFAULT_INCREMENTAL_STEP_SIZE,
+    INCREMENTAL_DISPATCHER,
+    Configuration,
+)
 
-ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
-INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
-DEFAULT_INCREMENTAL_STEP_SIZE = 3
+__all__ = ["ALL_AT_ONCE_DISPATCHER", "INCREMENTAL_DISPATCHER", "DispatchSettings"]
 DEFAULT_INCREMENTAL_ROUND_SECONDS = 300.0
 
 

@@ -96,7 +96,7 @@ def test_fields_fleetq_does_not_support_are_passed_on_so_the_hub_reports_them(
 ) -> None:
     rendered = render_hub({"configuration": {"featureGates": {"TopologyAwareScheduling": True}}})
     _, warnings = _configuration(rendered)
-    assert warnings == ("featureGates: not supported by fleetq; ignored",)
+    assert warnings == ("featureGates.TopologyAwareScheduling: not supported by fleetq; ignored",)
 
 
 @pytest.mark.parametrize(

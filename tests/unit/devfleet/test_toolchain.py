@@ -36,6 +36,23 @@ def test_cache_is_versioned_and_outside_the_repo(tools_dir: Path) -> None:
     assert toolchain.REPO_ROOT not in etcd.install_dir.parents
 
 
+def test_each_upstream_kueue_version_is_its_own_tool_and_cache_directory(tools_dir: Path) -> None:
+    tools = [toolchain.kueue_tool(version) for version in toolchain.KUEUE_VERSIONS]
+    assert [t.name for t in tools] == ["kueue", "kueue-v0.17"]
+    assert [t.install_dir for t in tools] == [
+        tools_dir / "kueue-v0.19.2",
+        tools_dir / "kueue-v0.17.0",
+    ]
+    assert [t.module_dir.name for t in tools] == ["kueue", "kueue-v0.17"]
+    for go_tool in tools:
+        assert f"sigs.k8s.io/kueue {go_tool.version}" in (go_tool.module_dir / "go.mod").read_text()
+        assert go_tool.checks["minimalkueue"].expect == f"sigs.k8s.io/kueue\t{go_tool.version}"
+    # A bare binary name means the yardstick version.
+    assert toolchain.binary_path("minimalkueue") == tools[0].binary("minimalkueue")
+    with pytest.raises(KeyError, match=r"v0\.18\.0"):
+        toolchain.kueue_tool("v0.18.0")
+
+
 def test_a_built_tool_with_a_matching_stamp_is_skipped(tools_dir: Path) -> None:
     helm = tool("helm")
     helm.install_dir.mkdir(parents=True)
@@ -103,3 +120,43 @@ def test_tools_build_two_at_a_time_and_a_failure_surfaces_after_the_others(
     peak = 0
     report = build_tools(["kwok", "helm"], progress=lambda _: None)
     assert peak == 1 and report.built == {"kwok": 1.0, "helm": 1.0}
+
+
+def test_a_patched_build_patches_a_writable_copy_and_replaces_the_module_with_it(
+    tools_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, modules = tmp_path / "home", tmp_path / "wrappers"
+    source = home / "go" / "pkg" / "mod" / "example.com" / "m@v1.0.0"
+    source.mkdir(parents=True)
+    (source / "go.mod").write_text("module example.com/m\n")
+    (source / "client.go").write_text("package m\n\nconst QPS = 5\n")
+    source.chmod(0o555)  # as read-only as the module cache
+    wrapper = modules / "m-patched"
+    wrapper.mkdir(parents=True)
+    (wrapper / "go.mod").write_text("module fleetq.dev/tools/m-patched\n")
+    (wrapper / "go.sum").write_text("")
+    (wrapper / "budget.patch").write_text(
+        "--- a/client.go\n+++ b/client.go\n@@ -1,3 +1,3 @@\n package m\n \n-const QPS = 5\n"
+        "+const QPS = 50\n"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(toolchain, "GO_MODULES_DIR", modules)
+    go_tool = toolchain.GoTool(
+        name="m-patched",
+        version="v1.0.0",
+        packages=("example.com/m",),
+        binaries=(),
+        checks={},
+        module_patch=toolchain.ModulePatch("example.com/m", "v1.0.0", "budget.patch"),
+    )
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    for _ in range(2):  # a second build replaces the first copy
+        flags = toolchain.prepare_patched_copy(go_tool, staging, lambda _: None)
+    copy = tools_dir / "patched" / "m@v1.0.0"
+    assert (copy / "client.go").read_text() == "package m\n\nconst QPS = 50\n"
+    assert (source / "client.go").read_text() == "package m\n\nconst QPS = 5\n"
+    assert flags == [f"-modfile={staging / 'build.mod'}"]
+    assert f"replace example.com/m v1.0.0 => {copy}" in (staging / "build.mod").read_text()
+    assert (staging / "build.sum").exists()
+    source.chmod(0o755)

@@ -15,8 +15,11 @@ def test_no_file_gives_upstream_defaults_and_our_dispatcher() -> None:
     assert loaded.warnings == ()
     assert config.namespace == "kueue-system"
     assert config.frameworks == ("batch/job",)
-    assert (config.client_qps, config.client_burst) == (20.0, 30)
-    assert config.wait_for_pods_ready is None
+    assert (config.client_qps, config.client_burst) == (300.0, 500)  # upstream v0.19's
+    pods_ready = config.wait_for_pods_ready  # on by default since upstream v0.19
+    assert pods_ready is not None
+    assert (pods_ready.timeout_seconds, pods_ready.recovery_timeout_seconds) == (1800, 1800)
+    assert not pods_ready.block_admission
     assert not config.fair_sharing_enabled
     assert config.multikueue.dispatcher_name == "fleetq.dev/capacity-aware"
     assert config.multikueue.worker_lost_timeout_seconds == 900
@@ -82,7 +85,7 @@ def test_unknown_and_unsupported_fields_are_reported_not_dropped() -> None:
         }
     )
     text = "\n".join(loaded.warnings)
-    assert "featureGates: not supported" in text
+    assert "featureGates.TopologyAwareScheduling: not supported by fleetq; ignored" in text
     assert "multiKueue.clusterProfile: not supported" in text
     assert "madeUpField: not supported" in text
     assert "sparkoperator.k8s.io/sparkapplication not supported by fleetq yet" in text
@@ -109,6 +112,25 @@ def test_fair_sharing_block_without_strategies_enables_both_in_order() -> None:
             "workerClientConnection.qps: must be a positive number, got 0",
         ),
         ({"multiKueue": {"workerClientConnection": {"burst": "many"}}}, "burst: must be a"),
+        (
+            {"waitForPodsReady": {"requeuingStrategy": {"backoffBaseSeconds": -1}}},
+            "backoffBaseSeconds: must not be negative",
+        ),
+        (
+            {"waitForPodsReady": {"requeuingStrategy": {"backoffLimitCount": -2}}},
+            "backoffLimitCount: must not be negative",
+        ),
+        ({"featureGates": {"DisableWaitForPodsReady": "yes"}}, "expected true or false"),
+        ({"featureGates": ["DisableWaitForPodsReady"]}, "featureGates: expected a map"),
+        (
+            {
+                "multiKueue": {
+                    "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+                    "incrementalDispatcherConfig": {"stepSize": 2},
+                }
+            },
+            "incrementalDispatcherConfig: only valid when dispatcherName is",
+        ),
         (["not", "a", "mapping"], "must be a mapping"),
     ],
 )

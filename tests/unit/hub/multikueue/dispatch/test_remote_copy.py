@@ -30,6 +30,15 @@ def test_the_copy_has_our_origin_label_and_no_owner_or_status() -> None:
     assert not is_ours(local, ORIGIN)
 
 
+def test_the_copy_drops_the_managers_job_uid_label() -> None:
+    """A worker running upstream v0.19 would finish such an ownerless copy as orphaned."""
+    local = local_workload()
+    local["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] = "0f6c-manager-job-uid"
+    copy = remote_workload(local, ORIGIN)
+    assert "kueue.x-k8s.io/job-uid" not in copy["metadata"]["labels"]
+    assert local["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == "0f6c-manager-job-uid"
+
+
 def test_defaults_one_apiserver_filled_in_are_not_drift() -> None:
     local = local_workload()
     remote = remote_copy(local)
