@@ -23,6 +23,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from core.adapters.topology_encoding import TopologyAssignmentError
+from core.adapters.topology_encoding import decode as decode_topology
+from core.adapters.topology_encoding import encode as encode_topology
 from core.api import kube_time
 from core.api.admission_check import AdmissionCheckConditionType, CheckState
 from core.api.json_types import Json
@@ -67,9 +70,6 @@ from core.engine.model import (
     WorkloadPriorityClass,
     WorkloadStatus,
 )
-from core.adapters.topology_encoding import TopologyAssignmentError
-from core.adapters.topology_encoding import decode as decode_topology
-from core.adapters.topology_encoding import encode as encode_topology
 from core.engine.pod_templates import pod_set_from_template
 from core.engine.quantity import format_quantity, parse_quantity, to_base_units
 from core.engine.resource_defaults import LimitRange, RuntimeClass, resource_view

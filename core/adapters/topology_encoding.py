@@ -71,7 +71,9 @@ def _slice(levels: Sequence[str], domains: Sequence[TopologyDomainAssignment]) -
     }
 
 
-def _chunks(items: Sequence[TopologyDomainAssignment]) -> Iterator[Sequence[TopologyDomainAssignment]]:
+def _chunks(
+    items: Sequence[TopologyDomainAssignment],
+) -> Iterator[Sequence[TopologyDomainAssignment]]:
     for start in range(0, len(items), MAX_DOMAINS_PER_SLICE):
         yield items[start : start + MAX_DOMAINS_PER_SLICE]
 
@@ -121,19 +123,25 @@ def _runs(
             start = i
 
 
-def encode(assignment: TopologyAssignment) -> dict[str, Any]:
-    """The v1beta2 `topologyAssignment` object for an engine assignment."""
+def encode_by_hostname_prefix(assignment: TopologyAssignment) -> dict[str, Any]:
+    """One slice per run of hostnames sharing a reusable prefix (or one run if none)."""
     levels = list(assignment.levels)
     domains = assignment.domains
     keys = None
     if len(domains) > 1 and levels and levels[-1] == HOSTNAME_LABEL:
         keys = _prefix_keys(domains)
-    by_prefix = {
+    return {
         "levels": levels,
-        "slices": [
-            _slice(levels, chunk) for run in _runs(domains, keys) for chunk in _chunks(run)
-        ],
+        "slices": [_slice(levels, chunk) for run in _runs(domains, keys) for chunk in _chunks(run)],
     }
+
+
+def encode(assignment: TopologyAssignment) -> dict[str, Any]:
+    """The v1beta2 `topologyAssignment` object for an engine assignment: the
+    hostname-prefix form, or one single slice when that serializes shorter."""
+    levels = list(assignment.levels)
+    domains = assignment.domains
+    by_prefix = encode_by_hostname_prefix(assignment)
     if not domains:
         return by_prefix
     if len(by_prefix["slices"]) <= 1 or len(domains) > MAX_DOMAINS_PER_SLICE:

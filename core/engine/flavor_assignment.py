@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from core.engine import topology_assigner
 from core.engine.cluster_state import ClusterQueueState, ClusterState, ResourceGroupInfo
 from core.engine.flavor_mode import Mode
-from core.engine import topology_assigner
 from core.engine.model import (
     Admission,
     DelayedTopologyRequest,

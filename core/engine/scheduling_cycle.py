@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from core.api.workload_conditions import WorkloadReason
+from core.engine import topology_assigner
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.fair_sharing import DRS, compare_drs, dominant_resource_share
 from core.engine.flavor_assignment import Assignment, FlavorAssigner, Mode
@@ -43,7 +44,6 @@ from core.engine.quota_tree import (
     fits,
     remove_usages,
 )
-from core.engine import topology_assigner
 from core.engine.resource_validation import resource_validation_message
 from core.engine.topology_state import TasUsage
 from core.engine.workload_state import WorkloadState
@@ -367,7 +367,7 @@ class SchedulingCycle:
         assignment: Assignment,
     ) -> None:
         """Keep quota (and the placement's node capacity) for the rest of this cycle."""
-        tas = topology_assigner.assignment_usage(self.state, assignment)
+        tas = topology_assigner.assignment_usage(assignment)
         add_usages(cq.node, usage)
         self.state.topology.add_usage(tas)
         held.append((cq.node, usage, tas))

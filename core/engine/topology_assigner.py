@@ -16,8 +16,7 @@ Under a MultiKueue admission check the placement is left to the worker
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from core.engine.cluster_state import ClusterQueueState, ClusterState
@@ -94,20 +93,16 @@ class TasRequests:
         self.pod_sets.append(request.pod_set)
 
 
-def placers(state: ClusterState, flavors: Iterable[str]) -> Iterator[tuple[str, TopologyPlacer]]:
-    for name in flavors:
-        flavor = state.flavors.get(name)
-        placer = state.topology.placer(flavor) if flavor is not None else None
-        if placer is not None:
-            yield name, placer
+def _placer(state: ClusterState, flavor_name: str) -> TopologyPlacer | None:
+    flavor = state.flavors.get(flavor_name)
+    return state.topology.placer(flavor) if flavor is not None else None
 
 
 def place(state: ClusterState, requests: TasRequests, *, simulate_empty: bool) -> PlacementResult:
     """Place every request, flavor by flavor; the first failure ends the search."""
     result = PlacementResult()
     for flavor, reqs in requests.by_flavor.items():
-        flavor_obj = state.flavors.get(flavor)
-        placer = state.topology.placer(flavor_obj) if flavor_obj is not None else None
+        placer = _placer(state, flavor)
         if placer is None:
             result.failed_pod_set = reqs[0].pod_set
             result.reason = NO_TAS_INFORMATION
@@ -121,7 +116,7 @@ def place(state: ClusterState, requests: TasRequests, *, simulate_empty: bool) -
     return result
 
 
-def assignment_usage(state: ClusterState, assignment: Assignment) -> list[TasUsage]:
+def assignment_usage(assignment: Assignment) -> list[TasUsage]:
     """What an assignment's topology placements would hold, domain by domain."""
     out: list[TasUsage] = []
     for psr in assignment.pod_sets:
@@ -136,13 +131,14 @@ def still_fits(state: ClusterState, assignment: Assignment) -> bool:
     for psr in assignment.pod_sets:
         if psr.topology is None or psr.tas_flavor is None:
             continue
-        for _, placer in placers(state, [psr.tas_flavor]):
-            domains = [
-                (placer.tree.leaf_key(d.values), psr.per_pod, d.count)
-                for d in psr.topology.domains
-            ]
-            if not placer.fits(domains):
-                return False
+        placer = _placer(state, psr.tas_flavor)
+        if placer is None:
+            return False
+        domains = [
+            (placer.tree.leaf_key(d.values), psr.per_pod, d.count) for d in psr.topology.domains
+        ]
+        if not placer.fits(domains):
+            return False
     return True
 
 

@@ -86,10 +86,8 @@ def count_in(requests: Mapping[str, int], capacity: Capacity) -> tuple[int, str]
     limiting = ""
     for res in sorted(requests):
         val = requests[res]
-        if val == 0:
-            count = _MAX_INT32
-        else:
-            count = max(0, min(capacity.get(res, 0) // val, _MAX_INT32))
+        # A resource it does not request never limits; overcommitted capacity fits none.
+        count = _MAX_INT32 if val == 0 else max(0, min(capacity.get(res, 0) // val, _MAX_INT32))
         if result is None or count < result:
             result, limiting = count, res
     return (result if result is not None else 0), limiting
@@ -489,7 +487,9 @@ class TopologyPlacer:
             if not leader_required or child.leader_count > 0:
                 contributes = True
                 min_pod_diff = min(pods - pods_with_leader, min_pod_diff)
-                min_slice_diff = min(child.slice_count - child.slice_count_with_leader, min_slice_diff)
+                min_slice_diff = min(
+                    child.slice_count - child.slice_count_with_leader, min_slice_diff
+                )
             leader_count = max(child.leader_count, leader_count)
         dom.pod_count = children_capacity
         slices_with_leader = 0
@@ -769,8 +769,7 @@ class TopologyPlacer:
         return TopologyAssignment(
             levels=tree.levels[start:],
             domains=tuple(
-                TopologyDomainAssignment(values=d.values[start:], count=d.pod_count)
-                for d in chosen
+                TopologyDomainAssignment(values=d.values[start:], count=d.pod_count) for d in chosen
             ),
         )
 

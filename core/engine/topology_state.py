@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from core.api.topology import HOSTNAME_LABEL
 from core.engine.model import Node, ResourceFlavor, Topology, TopologyAssignment
 from core.engine.topology_placement import (
     DomainUsage,
@@ -24,7 +25,6 @@ from core.engine.topology_placement import (
     usage_of,
 )
 from core.engine.topology_tree import TopologyTree, domain_id, node_matches_flavor
-from core.api.topology import HOSTNAME_LABEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ class _FlavorView:
 class TopologyState:
     """Topologies, nodes, non-TAS pod usage and per-flavor TAS usage."""
 
-    __slots__ = ("_views", "nodes", "pod_usage", "node_usage", "topologies", "usage")
+    __slots__ = ("_views", "node_usage", "nodes", "pod_usage", "topologies", "usage")
 
     def __init__(self) -> None:
         self.topologies: dict[str, Topology] = {}

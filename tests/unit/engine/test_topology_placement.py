@@ -142,7 +142,10 @@ PLACED = [
         [
             node("b1-r1-x3", 2, block="b1", rack="r1", host="x3"),
             node("b1-r2-x5", 2, block="b1", rack="r2", host="x5", pods=20),
-            *[node(f"b1-r3-{x}", 1, block="b1", rack="r3", host=x) for x in ("x1", "x6", "x2", "x4")],
+            *[
+                node(f"b1-r3-{x}", 1, block="b1", rack="r3", host=x)
+                for x in ("x1", "x6", "x2", "x4")
+            ],
         ],
         THREE,
         Ask(4, required(BLOCK)),
@@ -184,9 +187,7 @@ PLACED = [
         [(1, ["x3"]), (1, ["x5"]), (1, ["x1"]), (1, ["x6"])],
         id="a block of one-pod hosts",
     ),
-    pytest.param(
-        default_nodes(), THREE, Ask(1, required(HOST)), [(1, ["x3"])], id="host required"
-    ),
+    pytest.param(default_nodes(), THREE, Ask(1, required(HOST)), [(1, ["x3"])], id="host required"),
     pytest.param(
         default_nodes(), TWO, Ask(1, required(RACK)), [(1, ["b1", "r1"])], id="rack, one pod"
     ),
