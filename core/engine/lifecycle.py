@@ -132,12 +132,22 @@ class Lifecycle:
             remove_usages(cq.node, ws.usage)
             del cq.reserving[ws.key]
             cq.generation += 1
-        self.state.topology.remove_usage(ws.tas_usage)
+        if ws.tas_usage:
+            self.state.topology.remove_usage(ws.tas_usage)
+            self._wake_topology_sharers(cq, {u.flavor for u in ws.tas_usage})
         ws.tas_usage = []
         ws.usage = {}
         ws.usage_cq = None
         self.not_ready.discard(ws.key)
         return cq
+
+    def _wake_topology_sharers(self, owner: ClusterQueueState | None, flavors: set[str]) -> None:
+        """Freed node capacity helps every ClusterQueue placing pods in those flavors, not
+        only the owner's cohort."""
+        for cq in self.state.cqs.values():
+            if cq is not owner and flavors.intersection(cq.tas_flavors):
+                cq.generation += 1
+                flush_inadmissible(self.state, cq)
 
     def recharge(self, ws: WorkloadState) -> None:
         """Recompute a reserving workload's usage (reclaimable pods changed)."""

@@ -79,11 +79,13 @@ def flavor_mismatch(
 class TasRequests:
     """A workload's placement requests, per TAS flavor, in pod set order."""
 
-    __slots__ = ("by_flavor", "pod_sets")
+    __slots__ = ("by_flavor", "on_empty", "pod_sets")
 
     def __init__(self) -> None:
         self.by_flavor: dict[str, list[PlacementRequest]] = {}
         self.pod_sets: list[str] = []
+        # The placement on an empty topology, once made (it ignores usage).
+        self.on_empty: PlacementResult | None = None
 
     def __bool__(self) -> bool:
         return bool(self.pod_sets)
@@ -201,6 +203,7 @@ def after_quota(state: ClusterState, assignment: Assignment, requests: TasReques
             _record(assignment, result)
     if assignment.mode() == Mode.PREEMPT:
         result = place(state, requests, simulate_empty=True)
+        requests.on_empty = result
         if not result.ok:
             assignment.set_mode(assignment.pod_set(result.failed_pod_set or ""), Mode.NO_FIT)
         else:
@@ -216,4 +219,9 @@ def after_targets(
     usage), or on an empty topology to hold capacity while it waits."""
     if not requests or assignment.mode() != Mode.PREEMPT:
         return
-    _record(assignment, place(state, requests, simulate_empty=not have_targets))
+    if have_targets:
+        _record(assignment, place(state, requests, simulate_empty=False))
+    else:
+        # The empty-topology placement does not depend on usage: reuse the one made.
+        empty = requests.on_empty or place(state, requests, simulate_empty=True)
+        _record(assignment, empty)

@@ -41,6 +41,7 @@ from core.engine.node_matching import (
 from core.engine.topology_tree import Domain, Leaf, TopologyTree
 
 _MAX_INT32 = (1 << 31) - 1
+_EMPTY: Mapping[str, int] = {}
 
 Capacity = Mapping[str, int]
 DomainUsage = dict[str, dict[str, int]]
@@ -190,7 +191,7 @@ class TopologyPlacer:
     were preempted), to tell "never fits" from "fits after preemption".
     """
 
-    __slots__ = ("all_domains", "free", "name", "tolerations", "tree", "usage")
+    __slots__ = ("_remaining", "free", "name", "tolerations", "tree", "usage")
 
     def __init__(
         self,
@@ -205,15 +206,31 @@ class TopologyPlacer:
         self.free = free
         self.usage = usage
         self.tolerations = tuple(tolerations)
-        self.all_domains = [d for level in tree.by_level for d in level.values()]
+        # Leaf key -> free minus usage, kept until `forget` says either changed.
+        self._remaining: dict[str, dict[str, int]] = {}
 
     # ------------------------------------------------------------------ capacity
     def remaining(self, leaf_key: str, simulate_empty: bool = False) -> dict[str, int]:
-        out = dict(self.free.get(leaf_key, {}))
-        if not simulate_empty:
-            for res, val in self.usage.get(leaf_key, {}).items():
-                out[res] = out.get(res, 0) - val
-        return out
+        """A leaf's capacity left for TAS pods (a fresh dict the caller may change)."""
+        if simulate_empty:
+            return dict(self.free.get(leaf_key, _EMPTY))
+        return dict(self._cached_remaining(leaf_key))
+
+    def _cached_remaining(self, leaf_key: str) -> Mapping[str, int]:
+        found = self._remaining.get(leaf_key)
+        if found is None:
+            found = dict(self.free.get(leaf_key, _EMPTY))
+            for res, val in self.usage.get(leaf_key, _EMPTY).items():
+                found[res] = found.get(res, 0) - val
+            self._remaining[leaf_key] = found
+        return found
+
+    def forget(self, leaf_key: str | None = None) -> None:
+        """Usage of a leaf (None: free capacity of all) changed: drop what was cached."""
+        if leaf_key is None:
+            self._remaining.clear()
+        else:
+            self._remaining.pop(leaf_key, None)
 
     def fits(self, domains: Iterable[tuple[str, Mapping[str, int], int]]) -> bool:
         """Whether (leaf key, per-pod requests, count) placements still fit their leaves."""
@@ -403,7 +420,10 @@ class TopologyPlacer:
     # ------------------------------------------------------------------ phase 1
     def _feasible_leaves(self, req: PlacementRequest, stats: _Exclusions) -> Iterable[Leaf]:
         leaves = self.tree.leaves.values()
-        if not self.tree.hostname_lowest:
+        if not self.tree.hostname_lowest or (
+            not self.tree.tainted and not req.node_selector and not req.required_node_affinity
+        ):
+            # Nothing to filter on: every leaf is a candidate.
             stats.total_nodes += len(self.tree.leaves)
             return leaves
         tolerations = (*req.tolerations, *self.tolerations)
@@ -438,25 +458,47 @@ class TopologyPlacer:
         simulate_empty: bool,
         params: _Params,
     ) -> None:
-        for dom in self.all_domains:
-            dom.reset()
-        requests = workers.with_pod()
+        """Phase 1 for the leaves (the hot loop: no dict copies unless a leader needs one),
+        then bottom-up sums; every counter of every domain is written, so none is stale."""
+        for leaf in self.tree.leaves.values():
+            dom = leaf.domain
+            dom.pod_count = dom.pod_count_with_leader = dom.leader_count = 0
+            dom.slice_count = dom.slice_count_with_leader = 0
+        requests = sorted((res, val) for res, val in workers.with_pod().items() if val > 0)
         leader_requests = leader.with_pod() if leader is not None else None
         stats = params.stats
+        free, empty = self.free, _EMPTY
+        cached = self._remaining
         for leaf in self._feasible_leaves(workers, stats):
-            remaining = self.remaining(leaf.key, simulate_empty)
-            for res, val in assumed.get(leaf.key, {}).items():
-                remaining[res] = remaining.get(res, 0) - val
+            key = leaf.key
+            if simulate_empty:
+                have = free.get(key, empty)
+            else:
+                have = cached.get(key) or self._cached_remaining(key)
+            taken = assumed.get(key, empty) if assumed else empty
+            count, limiting = _MAX_INT32, ""
+            for res, val in requests:
+                cap = have.get(res, 0) - taken.get(res, 0) if taken else have.get(res, 0)
+                fit = cap // val if cap > 0 else 0
+                if fit < count:
+                    count, limiting = fit, res
+                    if fit == 0:
+                        break
             dom = leaf.domain
-            dom.pod_count, limiting = count_in(requests, remaining)
-            if dom.pod_count == 0 and limiting:
+            dom.pod_count = count
+            if count == 0 and limiting:
                 stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
-            dom.leader_count = 0
-            if leader_requests is not None and count_in(leader_requests, remaining)[0] > 0:
+            if leader_requests is None:
+                dom.pod_count_with_leader = count
+                continue
+            remaining = self.remaining(key, simulate_empty)
+            for res, val in taken.items():
+                remaining[res] = remaining.get(res, 0) - val
+            if count_in(leader_requests, remaining)[0] > 0:
                 dom.leader_count = 1
                 for res, val in leader_requests.items():
                     remaining[res] = remaining.get(res, 0) - val
-            dom.pod_count_with_leader = count_in(requests, remaining)[0]
+            dom.pod_count_with_leader = count_in(dict(requests), remaining)[0]
         for root in self.tree.roots:
             self._fill_helper(root, params, 0)
 
@@ -475,8 +517,13 @@ class TopologyPlacer:
         min_slice_diff = _MAX_INT32
         leader_count = 0
         inner = params.slice_size_at_level.get(level + 1)
+        child_is_slice_level = level + 1 == params.slice_level
         for child in dom.children:
-            self._fill_helper(child, params, level + 1)
+            if child.children:
+                self._fill_helper(child, params, level + 1)
+            elif child_is_slice_level:
+                child.slice_count = child.pod_count // slice_size
+                child.slice_count_with_leader = child.pod_count_with_leader // slice_size
             pods = child.pod_count
             pods_with_leader = child.pod_count_with_leader
             if inner:
@@ -486,11 +533,13 @@ class TopologyPlacer:
             slice_capacity += child.slice_count
             if not leader_required or child.leader_count > 0:
                 contributes = True
-                min_pod_diff = min(pods - pods_with_leader, min_pod_diff)
-                min_slice_diff = min(
-                    child.slice_count - child.slice_count_with_leader, min_slice_diff
-                )
-            leader_count = max(child.leader_count, leader_count)
+                if pods - pods_with_leader < min_pod_diff:
+                    min_pod_diff = pods - pods_with_leader
+                slice_diff = child.slice_count - child.slice_count_with_leader
+                if slice_diff < min_slice_diff:
+                    min_slice_diff = slice_diff
+            if child.leader_count > leader_count:
+                leader_count = child.leader_count
         dom.pod_count = children_capacity
         slices_with_leader = 0
         if contributes:

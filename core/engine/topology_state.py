@@ -131,12 +131,19 @@ class TopologyState:
     def add_usage(self, usages: Iterable[TasUsage]) -> None:
         for u in usages:
             add_domain_usage(self.usage.setdefault(u.flavor, {}), u.leaf_key, u.usage)
+            self._forget(u)
 
     def remove_usage(self, usages: Iterable[TasUsage]) -> None:
         for u in usages:
             into = self.usage.setdefault(u.flavor, {}).setdefault(u.leaf_key, {})
             for res, val in u.usage.items():
                 into[res] = into.get(res, 0) - val
+            self._forget(u)
+
+    def _forget(self, u: TasUsage) -> None:
+        view = self._views.get(u.flavor)
+        if view is not None:
+            view.placer.forget(u.leaf_key)
 
     # ------------------------------------------------------------ views
     def placer(self, flavor: ResourceFlavor) -> TopologyPlacer | None:
@@ -168,6 +175,7 @@ class TopologyState:
         if view.free is None:
             view.free = self._free_of(view.tree)
             view.placer.free = view.free
+            view.placer.forget()
         return view.placer
 
     def _free_of(self, tree: TopologyTree) -> dict[str, dict[str, int]]:

@@ -102,7 +102,15 @@ def node_matches_flavor(
 class TopologyTree:
     """The static structure: levels, domains per level, leaves with their capacity."""
 
-    __slots__ = ("by_level", "hostname_lowest", "leaves", "levels", "node_leaf", "roots")
+    __slots__ = (
+        "by_level",
+        "hostname_lowest",
+        "leaves",
+        "levels",
+        "node_leaf",
+        "roots",
+        "tainted",
+    )
 
     def __init__(self, levels: tuple[str, ...], nodes: Iterable[Node]) -> None:
         self.levels = levels
@@ -112,6 +120,8 @@ class TopologyTree:
         # Leaf key (hostname, or the full domain id) -> leaf, in insertion order.
         self.leaves: dict[str, Leaf] = {}
         self.node_leaf: dict[str, str] = {}
+        # Whether any node has a taint (else node filtering can be skipped).
+        self.tainted = False
         for node in nodes:
             self._add(node)
         for level in self.by_level:
@@ -143,6 +153,7 @@ class TopologyTree:
         for res, val in node.allocatable.items():
             leaf.capacity[res] = leaf.capacity.get(res, 0) + val
         self.node_leaf[node.name] = key
+        self.tainted = self.tainted or bool(node.taints)
 
     def level_index(self, label: str) -> int | None:
         try:

@@ -285,6 +285,27 @@ PLACED = [
 ]
 
 
+PLACED += [
+    pytest.param(
+        [
+            node("b1-r1-x1", 1, block="b1", rack="r1", host="x1"),
+            node("b1-r1-x2", 4, block="b1", rack="r1", host="x2"),
+            node("b1-r2-x3", 3, block="b1", rack="r2", host="x3"),
+            node("b1-r2-x4", 4, block="b1", rack="r2", host="x4"),
+        ],
+        THREE,
+        Ask(
+            8,
+            required(
+                BLOCK, slices=(SliceLayer(level=RACK, size=4), SliceLayer(level=HOST, size=2))
+            ),
+        ),
+        [(4, ["x2"]), (2, ["x3"]), (2, ["x4"])],
+        id="rack slices of four made of host slices of two",
+    ),
+]
+
+
 @pytest.mark.parametrize(("nodes", "levels", "ask", "want"), PLACED)
 def test_placement(nodes: list[Node], levels: tuple[str, ...], ask: Ask, want: list) -> None:
     assert place(nodes, levels, ask)["main"] == want
@@ -379,6 +400,26 @@ NOT_PLACED = [
 ]
 
 
+NOT_PLACED += [
+    pytest.param(
+        [
+            node(f"b1-{r}-{x}", 4, block="b1", rack=r, host=x)
+            for r, x in (("r1", "x1"), ("r2", "x2"), ("r3", "x3"))
+        ],
+        THREE,
+        Ask(
+            12,
+            required(
+                BLOCK, slices=(SliceLayer(level=RACK, size=6), SliceLayer(level=HOST, size=2))
+            ),
+        ),
+        'topology "default" doesn\'t allow to fit; 0/2 slice(s) fit on level '
+        "cloud.com/topology-rack; 6/6 slice(s) fit on level kubernetes.io/hostname",
+        id="enough host slices but no rack slice",
+    ),
+]
+
+
 @pytest.mark.parametrize(("nodes", "levels", "ask", "want"), NOT_PLACED)
 def test_no_placement(nodes: list[Node], levels: tuple[str, ...], ask: Ask, want: str) -> None:
     assert reason(nodes, levels, ask) == want
@@ -404,6 +445,22 @@ def test_pod_set_group_places_leader_with_workers() -> None:
         Ask(4, required(BLOCK, **group), name="workers"),
     )
     assert got == {"leader": [(1, ["b2"])], "workers": [(4, ["b2"])]}
+
+
+def test_leader_goes_where_the_workers_fit_best() -> None:
+    gpu = {"example.com/gpu": 1}
+    hosts = [("b1", "r1", "x3", 2), ("b1", "r1", "x5", 2), ("b1", "r1", "x1", 2)]
+    hosts += [("b2", "r4", "x6", 1), ("b2", "r5", "x2", 2), ("b2", "r6", "x4", 2)]
+    nodes = [node(f"{b}-{r}-{x}", c, block=b, rack=r, host=x, extra=gpu) for b, r, x, c in hosts]
+    group = {"group_name": "same"}
+    got = place(
+        nodes,
+        THREE,
+        Ask(1, required(BLOCK, **group), cpu=2000, name="leader"),
+        Ask(2, required(BLOCK, **group), name="workers", extra=gpu),
+    )
+    # The leader takes a whole host's cpu, the workers one gpu host each, all in b1.
+    assert got == {"leader": [(1, ["x1"])], "workers": [(1, ["x3"]), (1, ["x5"])]}
 
 
 def test_pod_sets_of_one_workload_share_domains_without_double_counting() -> None:

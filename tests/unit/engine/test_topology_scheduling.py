@@ -319,3 +319,42 @@ def test_adopted_admission_counts_its_placement() -> None:
     e.add_workload(job("new", 2, TopologyRequest(required=RACK), created=1.0))
     e.schedule()
     assert "allows to fit only 1 out of 2 pod(s)" in pending_message(e, "ns/new")
+
+
+def test_freed_nodes_wake_other_queues_on_the_same_flavor() -> None:
+    e = racks_engine(racks=1, hosts=2)
+    e.upsert_cluster_queue(
+        ClusterQueue(
+            name="other",
+            resource_groups=(
+                ResourceGroup(
+                    covered_resources=("cpu",),
+                    flavors=(
+                        FlavorQuotas(
+                            name="tas", resources=(ResourceQuota(name="cpu", nominal=10_000),)
+                        ),
+                    ),
+                ),
+            ),
+        )
+    )
+    e.upsert_local_queue(LocalQueue(namespace="ns", name="other", cluster_queue="other"))
+    e.add_workload(job("first", 2, TopologyRequest(required=RACK)))
+    e.schedule()
+    second = Workload(
+        namespace="ns",
+        name="second",
+        uid="second",
+        queue_name="other",
+        creation_time=1.0,
+        pod_sets=(
+            PodSet(
+                count=2, requests={"cpu": 1000}, topology_request=TopologyRequest(required=RACK)
+            ),
+        ),
+    )
+    e.add_workload(second)
+    e.schedule()
+    assert e.inadmissible_workloads("other") == ["ns/second"]
+    e.finish("ns/first")
+    assert [a.key for a in e.schedule().admitted] == ["ns/second"]
