@@ -285,7 +285,46 @@ PLACED = [
 ]
 
 
+def one_rack(*cpus: tuple[str, float]) -> list[Node]:
+    return [node(f"b1-r1-{x}", c, block="b1", rack="r1", host=x) for x, c in cpus]
+
+
+def host_slices(size: int) -> tuple[SliceLayer, ...]:
+    return (SliceLayer(level=HOST, size=size),)
+
+
 PLACED += [
+    pytest.param(
+        one_rack(("x3", 6), ("x5", 5), ("x1", 4), ("x6", 2)),
+        THREE,
+        Ask(12, required(BLOCK, slices=host_slices(2))),
+        [(4, ["x1"]), (6, ["x3"]), (2, ["x6"])],
+        id="host slices: most free slices first, then a tight fit for the rest",
+    ),
+    pytest.param(
+        one_rack(("x3", 3), ("x5", 2), ("x1", 2)),
+        THREE,
+        Ask(4, required(BLOCK, slices=host_slices(2))),
+        [(2, ["x1"]), (2, ["x5"])],
+        id="host slices: hosts that fit slices exactly",
+    ),
+    pytest.param(
+        one_rack(("x3", 4), ("x5", 3), ("x1", 2)),
+        THREE,
+        Ask(6, required(BLOCK, slices=host_slices(2))),
+        [(2, ["x1"]), (4, ["x3"])],
+        id="host slices: the last domain is the tightest that still fits",
+    ),
+    pytest.param(
+        [
+            *one_rack(("x3", 3), ("x5", 3), ("x1", 3)),
+            node("b2-r1-x6", 6, block="b2", rack="r1", host="x6"),
+        ],
+        THREE,
+        Ask(12, preferred(BLOCK, slices=host_slices(3))),
+        [(3, ["x1"]), (3, ["x3"]), (6, ["x6"])],
+        id="host slices over two blocks when one is too small",
+    ),
     pytest.param(
         [
             node("b1-r1-x1", 1, block="b1", rack="r1", host="x1"),

@@ -358,3 +358,30 @@ def test_freed_nodes_wake_other_queues_on_the_same_flavor() -> None:
     assert e.inadmissible_workloads("other") == ["ns/second"]
     e.finish("ns/first")
     assert [a.key for a in e.schedule().admitted] == ["ns/second"]
+
+
+def test_a_leader_and_its_workers_share_one_rack() -> None:
+    e = racks_engine(racks=2, hosts=2, cpu=2000)
+    group = TopologyRequest(required=RACK, group_name="lws")
+    e.add_workload(
+        Workload(
+            namespace="ns",
+            name="lws",
+            uid="lws",
+            queue_name="lq",
+            pod_sets=(
+                PodSet(name="leader", count=1, requests={"cpu": 1000}, topology_request=group),
+                PodSet(name="workers", count=3, requests={"cpu": 1000}, topology_request=group),
+            ),
+        )
+    )
+    e.schedule()
+    status = e.workload_status("ns/lws")
+    assert status is not None and status.admission is not None
+    racks = set()
+    pods = 0
+    for psa in status.admission.pod_set_assignments:
+        assert psa.topology_assignment is not None
+        racks |= {d.values[-1][:2] for d in psa.topology_assignment.domains}
+        pods += sum(d.count for d in psa.topology_assignment.domains)
+    assert len(racks) == 1 and pods == 4
