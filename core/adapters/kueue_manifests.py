@@ -29,6 +29,7 @@ from core.adapters.topology_encoding import encode as encode_topology
 from core.api import kube_time
 from core.api.admission_check import AdmissionCheckConditionType, CheckState
 from core.api.json_types import Json
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.engine.model import (
     Admission,
     AdmissionCheck,
@@ -41,7 +42,6 @@ from core.engine.model import (
     Cohort,
     CohortStatus,
     Condition,
-    DelayedTopologyRequest,
     FlavorFungibility,
     FlavorQuotas,
     FlavorResourceUsage,
@@ -441,7 +441,7 @@ def _pod_set_assignment(psa: Json) -> PodSetAssignment:
         },
         count=int(psa.get("count", 1)),
         topology_assignment=assignment,
-        delayed_topology_request=DelayedTopologyRequest(delayed) if delayed else None,
+        delayed_topology_request=DelayedTopologyRequestState(delayed) if delayed else None,
     )
 
 

@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.engine import topology_assigner
 from core.engine.cluster_state import ClusterQueueState, ClusterState, ResourceGroupInfo
 from core.engine.flavor_mode import Mode
 from core.engine.model import (
     Admission,
-    DelayedTopologyRequest,
     FlavorFungibility,
     FungibilityPolicy,
     FungibilityPreference,
@@ -129,7 +129,7 @@ class PodSetResult:
     tas_flavor: str | None = None
     per_pod: dict[str, int] = field(default_factory=dict)
     topology: TopologyAssignment | None = None
-    delayed: DelayedTopologyRequest | None = None
+    delayed: DelayedTopologyRequestState | None = None
     forced: Mode | None = None
 
     @property

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.api.admission_check import CheckState
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.api.workload_conditions import WorkloadReason
 
 # --------------------------------------------------------------------------- enums
@@ -330,13 +331,6 @@ class TopologyAssignment:
     domains: tuple[TopologyDomainAssignment, ...]
 
 
-class DelayedTopologyRequest(StrEnum):
-    """A topology assignment deferred to another stage (the worker, under MultiKueue)."""
-
-    PENDING = "Pending"
-    READY = "Ready"
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodSetAssignment:
     """Per pod set: flavor chosen per resource, total usage of the pod set, admitted count."""
@@ -346,7 +340,8 @@ class PodSetAssignment:
     resource_usage: Mapping[str, int]
     count: int
     topology_assignment: TopologyAssignment | None = None
-    delayed_topology_request: DelayedTopologyRequest | None = None
+    # Set when the placement is deferred to another stage (the worker, under MultiKueue).
+    delayed_topology_request: DelayedTopologyRequestState | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.flavor_mode import Mode
-from core.engine.model import DelayedTopologyRequest, PodSet, ResourceFlavor
+from core.engine.model import PodSet, ResourceFlavor
 from core.engine.topology_placement import (
     PlacementRequest,
     PlacementResult,
@@ -163,7 +164,7 @@ def collect(assignment: Assignment, ws: WorkloadState, cq: ClusterQueueState) ->
             continue
         if cq.multikueue:
             # The worker places the pods; the hub only reserves quota.
-            psr.delayed = DelayedTopologyRequest.PENDING
+            psr.delayed = DelayedTopologyRequestState.PENDING
             continue
         psr.tas_flavor = tas[0]
         psr.per_pod = dict(ws.pod_sets[idx].per_pod)

@@ -4,6 +4,7 @@ workloads say why no domain fits, preemption makes a domain free, node inputs co
 from __future__ import annotations
 
 from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.engine.clock import ManualClock
 from core.engine.engine import Engine
 from core.engine.model import (
@@ -12,7 +13,6 @@ from core.engine.model import (
     AdmissionCheckRule,
     ClusterQueue,
     ClusterQueuePreemption,
-    DelayedTopologyRequest,
     FlavorQuotas,
     LocalQueue,
     Node,
@@ -276,7 +276,7 @@ def test_multikueue_defers_the_placement_to_the_worker() -> None:
     assert status is not None and status.admission is not None
     psa = status.admission.pod_set_assignments[0]
     assert psa.topology_assignment is None
-    assert psa.delayed_topology_request == DelayedTopologyRequest.PENDING
+    assert psa.delayed_topology_request == DelayedTopologyRequestState.PENDING
 
 
 def test_adopted_admission_counts_its_placement() -> None:
