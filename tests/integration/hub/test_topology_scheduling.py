@@ -121,9 +121,10 @@ async def test_a_rack_request_is_placed_in_one_rack_or_waits_with_a_reason(
     message = await cluster.eventually(
         lambda: _pending_message(cluster, "trio", "allows to fit only"), what="trio pending"
     )
+    # The pair holds two nodes, so those count as excluded for want of cpu.
     assert message == (
         f'couldn\'t assign flavors to pod set main: topology "{topology}" allows to fit only '
-        "2 out of 3 pod(s)"
+        '2 out of 3 pod(s). Total nodes: 4; excluded: resource "cpu": 2'
     )
 
 
