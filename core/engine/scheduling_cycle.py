@@ -2,18 +2,21 @@
 
 1. Pop at most one head from every active ClusterQueue.
 2. Nominate: check admission checks, the namespace selector and the resource lists
-   (requests within limits, none negative), then assign flavors and, when preemption is
-   needed, pick victims (partial admission as a fallback).
+   (requests within limits, none negative), then assign flavors (and topology
+   placements, `topology_assigner`) and, when preemption is needed, pick victims
+   (partial admission as a fallback).
 3. Order the entries: classic (not borrowing first, then priority, then FIFO) or the
    fair-sharing tournament.
 4. Process in order against the live quota tree, which earlier entries of this cycle
    have already changed: NoFit is requeued; Preempt without victims holds capacity
-   (unless the CQ can always reclaim); overlapping victims or "no longer fits" skip;
-   Preempt evicts victims; Fit reserves quota.
+   (unless the CQ can always reclaim); overlapping victims or "no longer fits" skip (a
+   placement whose domains an earlier entry took is computed again first); Preempt
+   evicts victims; Fit reserves quota.
 5. Requeue everything not admitted with QuotaReserved=False (`Pending`, message).
 
-The quota tree is the snapshot: simulated changes are reverted, capacity held for the
-cycle is released at its end, and victims give their quota back after the cycle.
+The quota tree (and the topology usage per domain) is the snapshot: simulated changes are
+reverted, capacity held for the cycle is released at its end, and victims give their
+quota back after the cycle.
 """
 
 from __future__ import annotations
