@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.adapters.node_manifests import node_accepts_pods
 from core.api.json_types import Json
-from worker_agent.capacity.node_pool import node_accepts_pods
 
 
 def _node_facts(node: Json) -> tuple[Any, ...]:

@@ -13,6 +13,10 @@ Parts (targets from the issue in brackets):
   baseline    simulate examples/simulate/baseline.yaml: CPU s, peak RSS [<= 15 s CPU]
   large       simulate examples/simulate/large-scale.yaml: CPU s, peak RSS [<= 60 s CPU]
   memory      tracemalloc growth per 10,000 pending workloads
+  tas         topology-aware scheduling: 1,000 nodes (4 blocks x 10 racks x 25 hosts),
+              30 ClusterQueues, 6,000 TAS workloads (required rack / preferred rack /
+              unconstrained / block with host slices): cycle median / p90, admissions
+              per CPU second
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ UPSTREAM_LARGE = {
     "avg_time_to_admission_s": {"small": 700.4, "medium": 256.4, "large": 105.6},
 }
 
-PARTS = ("cycle", "baseline", "large", "memory")
+PARTS = ("cycle", "baseline", "large", "memory", "tas")
 
 
 # ---------------------------------------------------------------------------- parts
@@ -161,12 +165,125 @@ def part_memory(count: int = 10_000) -> dict[str, Any]:
     }
 
 
+def part_tas(
+    blocks: int = 4, racks: int = 10, hosts: int = 25, queues: int = 30, per_queue: int = 200
+) -> dict[str, Any]:
+    """Cycles with TAS workloads in every queue; admitted ones run for 20 cycles, so the
+    topology stays fragmented and placements have to search."""
+    from core.engine.clock import ManualClock
+    from core.engine.engine import Engine
+    from core.engine.model import (
+        ClusterQueue,
+        FlavorQuotas,
+        LocalQueue,
+        Node,
+        PodSet,
+        ResourceFlavor,
+        ResourceGroup,
+        ResourceQuota,
+        SliceLayer,
+        Topology,
+        TopologyRequest,
+        Workload,
+    )
+
+    block, rack, host = "example.com/block", "example.com/rack", "kubernetes.io/hostname"
+    clock = ManualClock()
+    engine = Engine(clock=clock)
+    engine.upsert_topology(Topology(name="gpu", levels=(block, rack, host)))
+    engine.upsert_resource_flavor(
+        ResourceFlavor(name="tas", node_labels={"pool": "gpu"}, topology_name="gpu")
+    )
+    for b in range(blocks):
+        for r in range(racks):
+            for h in range(hosts):
+                name = f"b{b}-r{r}-h{h}"
+                labels = {"pool": "gpu", block: f"b{b}", rack: f"b{b}-r{r}", host: name}
+                engine.upsert_node(
+                    Node(name=name, labels=labels, allocatable={"cpu": 96_000, "pods": 110})
+                )
+    nodes = blocks * racks * hosts
+    quota = nodes * 96_000 // queues * 2
+    for q in range(queues):
+        engine.upsert_cluster_queue(
+            ClusterQueue(
+                name=f"cq{q}",
+                resource_groups=(
+                    ResourceGroup(
+                        covered_resources=("cpu",),
+                        flavors=(
+                            FlavorQuotas(
+                                name="tas", resources=(ResourceQuota(name="cpu", nominal=quota),)
+                            ),
+                        ),
+                    ),
+                ),
+            )
+        )
+        engine.upsert_local_queue(LocalQueue(namespace="ns", name=f"lq{q}", cluster_queue=f"cq{q}"))
+    shapes = (
+        (TopologyRequest(required=rack), 8, 24_000),
+        (TopologyRequest(preferred=rack), 16, 48_000),
+        (TopologyRequest(unconstrained=True), 4, 8_000),
+        (TopologyRequest(required=block, slices=(SliceLayer(level=host, size=4),)), 32, 24_000),
+    )
+    total = 0
+    for q in range(queues):
+        for i in range(per_queue):
+            request, pods, cpu = shapes[(q + i) % len(shapes)]
+            engine.add_workload(
+                Workload(
+                    namespace="ns",
+                    name=f"w{q}-{i}",
+                    uid=f"w{q}-{i}",
+                    queue_name=f"lq{q}",
+                    creation_time=float(i),
+                    pod_sets=(PodSet(count=pods, requests={"cpu": cpu}, topology_request=request),),
+                )
+            )
+            total += 1
+    samples: list[tuple[int, float]] = []
+    running: list[tuple[int, str]] = []
+    admitted = 0
+    cycle = 0
+    start_cpu = time.process_time()
+    while admitted < total and cycle < 20 * total:
+        cycle += 1
+        clock.advance(0.001)
+        while running and running[0][0] <= cycle:
+            engine.finish(running.pop(0)[1])
+        start = time.perf_counter()
+        result = engine.schedule()
+        samples.append((result.heads, time.perf_counter() - start))
+        admitted += len(result.admitted)
+        running.extend((cycle + 20, a.key) for a in result.admitted)
+        if result.heads == 0 and not running:
+            break
+    cpu = time.process_time() - start_cpu
+    full = [s for h, s in samples if h == queues]
+    chosen = full if len(full) >= 20 else [s for h, s in samples if h > 0]
+    return {
+        "nodes": nodes,
+        "queues": queues,
+        "workloads": total,
+        "admitted": admitted,
+        "cycles": len(samples),
+        "cycles_with_all_heads": len(full),
+        "median_ms": _ms(statistics.median(chosen)) if chosen else None,
+        "p90_ms": _ms(_quantile(chosen, 0.9)) if chosen else None,
+        "cpu_s": round(cpu, 3),
+        "admissions_per_cpu_s": round(admitted / cpu, 1) if cpu else None,
+        "peak_rss_mib": round(_peak_rss_mib(), 1),
+    }
+
+
 def run_part(name: str) -> dict[str, Any]:
     runners: dict[str, Callable[[], dict[str, Any]]] = {
         "cycle": part_cycle,
         "baseline": lambda: part_simulation("baseline.yaml"),
         "large": lambda: part_simulation("large-scale.yaml"),
         "memory": part_memory,
+        "tas": part_tas,
     }
     return runners[name]()
 
@@ -203,6 +320,19 @@ def report(results: dict[str, Any]) -> str:
     memory = results.get("memory")
     if memory and "error" not in memory:
         rows.append(("memory per 10k pending", f"{memory['mib_per_10k']} MiB", "", ""))
+    tas = results.get("tas")
+    if tas and "error" not in tas:
+        label = f"tas cycle, {tas['queues']} queues, {tas['nodes']} nodes"
+        rows.append((f"{label} (median)", f"{tas['median_ms']:.3f} ms", "", ""))
+        rows.append(("tas cycle (p90)", f"{tas['p90_ms']:.3f} ms", "", ""))
+        rows.append(
+            (
+                f"tas admitted {tas['admitted']}/{tas['workloads']}",
+                f"{tas['admissions_per_cpu_s']} /CPU s",
+                "",
+                f"{tas['cpu_s']:.1f} CPU s",
+            )
+        )
     for part, value in results.items():
         if isinstance(value, dict) and "error" in value:
             rows.append((part, "FAILED", "", value["error"].splitlines()[-1][:60]))

@@ -23,9 +23,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from core.adapters.topology_encoding import TopologyAssignmentError
+from core.adapters.topology_encoding import decode as decode_topology
+from core.adapters.topology_encoding import encode as encode_topology
 from core.api import kube_time
 from core.api.admission_check import AdmissionCheckConditionType, CheckState
 from core.api.json_types import Json
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.engine.model import (
     Admission,
     AdmissionCheck,
@@ -55,10 +59,13 @@ from core.engine.model import (
     ResourceGroup,
     ResourceQuota,
     SelectorRequirement,
+    SliceLayer,
     StopPolicy,
     Taint,
     TaintEffect,
     Toleration,
+    Topology,
+    TopologyRequest,
     Workload,
     WorkloadPriorityClass,
     WorkloadStatus,
@@ -351,7 +358,13 @@ def workload_from_manifest(
             template=template,
         )
         view = resource_view(template.get("spec") or {})
-        pod_sets.append(dataclasses.replace(pod_set, resources=view))
+        pod_sets.append(
+            dataclasses.replace(
+                pod_set,
+                resources=view,
+                topology_request=topology_request_from_dict(ps.get("topologyRequest")),
+            )
+        )
     if not pod_sets:
         raise ManifestError(f"Workload {namespace}/{name}: spec.podSets must not be empty")
     pc_ref = spec.get("priorityClassRef") or {}
@@ -382,6 +395,56 @@ def workload_from_manifest(
     )
 
 
+def topology_request_from_dict(data: Json | None) -> TopologyRequest | None:
+    """`podSets[].topologyRequest`; the multi-layer constraints win over the legacy pair."""
+    if not data:
+        return None
+    layers = tuple(
+        SliceLayer(level=str(c.get("topology", "")), size=int(c.get("size", 0)))
+        for c in data.get("podsetSliceRequiredTopologyConstraints") or ()
+    )
+    if not layers and data.get("podSetSliceRequiredTopology") is not None:
+        size = data.get("podSetSliceSize")
+        layers = (
+            SliceLayer(
+                level=str(data["podSetSliceRequiredTopology"]),
+                size=int(size) if size is not None else 0,
+            ),
+        )
+    unconstrained = data.get("unconstrained")
+    return TopologyRequest(
+        required=data.get("required"),
+        preferred=data.get("preferred"),
+        unconstrained=bool(unconstrained) if unconstrained is not None else None,
+        slices=layers,
+        group_name=data.get("podSetGroupName"),
+    )
+
+
+def topology_from_manifest(obj: Json) -> Topology:
+    levels = tuple(str(level.get("nodeLabel", "")) for level in _spec(obj).get("levels") or ())
+    return Topology(name=_name(obj), levels=levels)
+
+
+def _pod_set_assignment(psa: Json) -> PodSetAssignment:
+    topology = psa.get("topologyAssignment")
+    delayed = psa.get("delayedTopologyRequest")
+    try:
+        assignment = decode_topology(topology) if topology else None
+    except TopologyAssignmentError as err:
+        raise ManifestError(f"podSetAssignments[{psa.get('name')}]: {err}") from err
+    return PodSetAssignment(
+        name=str(psa.get("name") or "main"),
+        flavors=dict(psa.get("flavors") or {}),
+        resource_usage={
+            res: to_base_units(res, q) for res, q in (psa.get("resourceUsage") or {}).items()
+        },
+        count=int(psa.get("count", 1)),
+        topology_assignment=assignment,
+        delayed_topology_request=DelayedTopologyRequestState(delayed) if delayed else None,
+    )
+
+
 def workload_status_from_dict(data: Json) -> WorkloadStatus:
     conditions = tuple(
         Condition(
@@ -399,16 +462,7 @@ def workload_status_from_dict(data: Json) -> WorkloadStatus:
         admission = Admission(
             cluster_queue=str(adm.get("clusterQueue", "")),
             pod_set_assignments=tuple(
-                PodSetAssignment(
-                    name=str(psa.get("name") or "main"),
-                    flavors=dict(psa.get("flavors") or {}),
-                    resource_usage={
-                        res: to_base_units(res, q)
-                        for res, q in (psa.get("resourceUsage") or {}).items()
-                    },
-                    count=int(psa.get("count", 1)),
-                )
-                for psa in adm.get("podSetAssignments") or ()
+                _pod_set_assignment(psa) for psa in adm.get("podSetAssignments") or ()
             ),
         )
     requeue = None
@@ -457,6 +511,7 @@ ModelObject = (
     | WorkloadPriorityClass
     | AdmissionCheck
     | Namespace
+    | Topology
     | Workload
 )
 
@@ -478,6 +533,8 @@ def from_manifest(obj: Json, priority_classes: Mapping[str, int] | None = None) 
         return admission_check_from_manifest(obj)
     if kind == "Namespace":
         return namespace_from_manifest(obj)
+    if kind == "Topology":
+        return topology_from_manifest(obj)
     if kind == "Workload":
         return workload_from_manifest(obj, priority_classes)
     raise ManifestError(f"unsupported kind {kind!r}")
@@ -496,19 +553,27 @@ def condition_to_dict(cond: Condition) -> dict[str, Any]:
     }
 
 
+def _pod_set_assignment_to_dict(psa: PodSetAssignment) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": psa.name,
+        "flavors": dict(psa.flavors),
+        "resourceUsage": {
+            res: format_quantity(res, val) for res, val in psa.resource_usage.items()
+        },
+        "count": psa.count,
+    }
+    if psa.topology_assignment is not None:
+        out["topologyAssignment"] = encode_topology(psa.topology_assignment)
+    if psa.delayed_topology_request is not None:
+        out["delayedTopologyRequest"] = psa.delayed_topology_request.value
+    return out
+
+
 def admission_to_dict(admission: Admission) -> dict[str, Any]:
     return {
         "clusterQueue": admission.cluster_queue,
         "podSetAssignments": [
-            {
-                "name": psa.name,
-                "flavors": dict(psa.flavors),
-                "resourceUsage": {
-                    res: format_quantity(res, val) for res, val in psa.resource_usage.items()
-                },
-                "count": psa.count,
-            }
-            for psa in admission.pod_set_assignments
+            _pod_set_assignment_to_dict(psa) for psa in admission.pod_set_assignments
         ],
     }
 

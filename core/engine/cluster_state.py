@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Container, Hashable, Iterable
 from dataclasses import dataclass
 
 from core.api.cluster_queue import QueueActiveReason
+from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME
 from core.engine.clock import Clock
 from core.engine.config import EngineConfig
 from core.engine.model import (
@@ -32,6 +33,7 @@ from core.engine.resource_defaults import (
     RuntimeClass,
     summarize,
 )
+from core.engine.topology_state import TopologyState
 from core.engine.workload_state import WorkloadState
 
 
@@ -66,12 +68,16 @@ class ClusterQueueState:
         "inactive_checks",
         "missing_checks",
         "missing_flavors",
+        "missing_topologies",
+        "multikueue",
         "name",
         "node",
         "queue",
         "reserving",
         "rg_by_resource",
         "spec",
+        "tas_flavors",
+        "tas_only",
     )
 
     def __init__(
@@ -90,6 +96,12 @@ class ClusterQueueState:
         self.missing_flavors: list[str] = []
         self.missing_checks: list[str] = []
         self.inactive_checks: list[str] = []
+        # TAS flavors (flavor -> Topology name), whether every flavor is one, those whose
+        # Topology is missing, and whether a MultiKueue check defers placement to a worker.
+        self.tas_flavors: dict[str, str] = {}
+        self.tas_only = False
+        self.missing_topologies: list[tuple[str, str]] = []
+        self.multikueue = False
         self._in_cycle = False
         # check name -> flavors it applies to (empty = all flavors)
         self.admission_checks: dict[str, frozenset[str]] = {}
@@ -102,29 +114,40 @@ class ClusterQueueState:
         spec: ClusterQueue,
         flavors: dict[str, ResourceFlavor],
         checks: dict[str, AdmissionCheck],
+        topologies: Container[str] = (),
     ) -> None:
         self.spec = spec
         self.queue.strategy = spec.queueing_strategy
-        self.refresh_references(flavors, checks)
+        self.refresh_references(flavors, checks, topologies)
         self.admission_checks = {
             rule.name: frozenset(rule.on_flavors) for rule in spec.admission_checks
         }
 
     def refresh_references(
-        self, flavors: dict[str, ResourceFlavor], checks: dict[str, AdmissionCheck]
+        self,
+        flavors: dict[str, ResourceFlavor],
+        checks: dict[str, AdmissionCheck],
+        topologies: Container[str] = (),
     ) -> None:
         """Recompute what depends on other objects: label keys, missing flavors/checks."""
         groups = []
         by_resource: dict[str, ResourceGroupInfo] = {}
         missing: list[str] = []
+        tas_flavors: dict[str, str] = {}
+        all_tas = True
         for group in self.spec.resource_groups:
             keys: set[str] = set()
             for fq in group.flavors:
                 flavor = flavors.get(fq.name)
                 if flavor is None:
                     missing.append(fq.name)
+                    all_tas = False
                 else:
                     keys.update(flavor.node_labels)
+                    if flavor.topology_name is not None:
+                        tas_flavors[fq.name] = flavor.topology_name
+                    else:
+                        all_tas = False
             info = ResourceGroupInfo(
                 covered=frozenset(group.covered_resources),
                 flavors=tuple(fq.name for fq in group.flavors),
@@ -136,7 +159,17 @@ class ClusterQueueState:
         self.groups = groups
         self.rg_by_resource = by_resource
         self.missing_flavors = missing
+        self.tas_flavors = tas_flavors
+        self.tas_only = all_tas and bool(tas_flavors)
+        self.missing_topologies = [
+            (topology, flavor)
+            for flavor, topology in sorted(tas_flavors.items())
+            if topology not in topologies
+        ]
         names = [rule.name for rule in self.spec.admission_checks]
+        self.multikueue = any(
+            n in checks and checks[n].controller_name == MULTIKUEUE_CONTROLLER_NAME for n in names
+        )
         self.missing_checks = [n for n in names if n not in checks]
         self.inactive_checks = [n for n in names if n in checks and not checks[n].active]
         self._inactive = self._work_out_inactive_reason()
@@ -194,6 +227,9 @@ class ClusterQueueState:
         if self._in_cycle:
             reasons.append(QueueActiveReason.COHORT_HAS_CYCLE.value)
             messages.append("is in a cohort tree with a cycle")
+        for topology, flavor in self.missing_topologies:
+            reasons.append(QueueActiveReason.TOPOLOGY_NOT_FOUND.value)
+            messages.append(f'there is no Topology "{topology}" for TAS flavor "{flavor}"')
         if not reasons:
             return None
         return reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
@@ -232,6 +268,7 @@ class ClusterState:
         "priority_classes",
         "queues",
         "runtime_classes",
+        "topology",
         "tree",
         "workloads",
     )
@@ -251,6 +288,8 @@ class ClusterState:
         self.namespace_defaults: dict[str, NamespaceDefaults] = {}
         self.runtime_classes: dict[str, RuntimeClass] = {}
         self.workloads: dict[str, WorkloadState] = {}
+        # Topologies, nodes, pods outside TAS and what TAS workloads hold per domain.
+        self.topology = TopologyState()
         # Pending workloads whose LocalQueue does not exist (yet), by LocalQueue key.
         self.orphans: dict[str, dict[str, WorkloadState]] = {}
         # Workloads holding an admission in a ClusterQueue the engine does not know (yet):

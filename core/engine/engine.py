@@ -7,7 +7,9 @@ Call protocol
 2. Feed the cluster's objects with `upsert_*` / `delete_*` (ResourceFlavor, Cohort,
    ClusterQueue, LocalQueue, WorkloadPriorityClass, AdmissionCheck, Namespace, and the
    LimitRanges and RuntimeClasses that pods' requests depend on) in any order; objects may
-   refer to objects that do not exist yet (the CQ/LQ is inactive until they do).
+   refer to objects that do not exist yet (the CQ/LQ is inactive until they do). For
+   topology-aware scheduling also Topologies, Nodes and the pods TAS did not place
+   (`upsert_topology`, `upsert_node`, `upsert_non_tas_pod` and their deletes).
 3. Feed workloads with `add_workload` / `update_workload` / `delete_workload`. A workload
    whose `status.admission` is set is adopted as already holding quota (restart recovery).
 4. Call `schedule()` whenever something changed (or in a loop): it runs one scheduling
@@ -54,9 +56,11 @@ from core.engine.model import (
     LocalQueue,
     LocalQueueStatus,
     Namespace,
+    Node,
     PendingWorkload,
     ResourceFlavor,
     StopPolicy,
+    Topology,
     Workload,
     WorkloadPriorityClass,
     WorkloadStatus,
@@ -128,7 +132,7 @@ class Engine:
         state = self._state
         for cq in state.cqs.values():
             before = cq.active
-            cq.refresh_references(state.flavors, state.checks)
+            cq.refresh_references(state.flavors, state.checks, state.topology.topologies)
             self._after_activity_change(cq, before)
 
     def _after_activity_change(self, cq: ClusterQueueState, was_active: bool) -> None:
@@ -210,12 +214,55 @@ class Engine:
     # ----------------------------------------------------------------- cluster objects
     def upsert_resource_flavor(self, flavor: ResourceFlavor) -> None:
         self._state.flavors[flavor.name] = flavor
+        self._state.topology.flavor_changed(flavor.name)
         self._refresh_references()
         flush_all(self._state)
 
     def delete_resource_flavor(self, name: str) -> None:
         if self._state.flavors.pop(name, None) is not None:
+            self._state.topology.flavor_changed(name)
             self._refresh_references()
+
+    # ----------------------------------------------------------------- topology inputs
+    def _topology_capacity_changed(self) -> None:
+        """Nodes or their usage changed: TAS ClusterQueues may now place what they could not."""
+        state = self._state
+        touched = False
+        for cq in state.cqs.values():
+            if cq.tas_flavors:
+                cq.generation += 1
+                touched = True
+        if touched:
+            flush_all(state)
+
+    def upsert_topology(self, topology: Topology) -> None:
+        self._state.topology.upsert_topology(topology)
+        self._refresh_references()
+        self._topology_capacity_changed()
+
+    def delete_topology(self, name: str) -> None:
+        self._state.topology.delete_topology(name)
+        self._refresh_references()
+
+    def upsert_node(self, node: Node) -> None:
+        """A Node's labels, taints, allocatable and readiness (TAS builds domains from them)."""
+        if self._state.topology.nodes.get(node.name) != node:
+            self._state.topology.upsert_node(node)
+            self._topology_capacity_changed()
+
+    def delete_node(self, name: str) -> None:
+        self._state.topology.delete_node(name)
+
+    def upsert_non_tas_pod(self, key: str, node_name: str, requests: Mapping[str, int]) -> None:
+        """A pod bound to node_name that TAS did not place; its requests use node capacity.
+
+        Terminated pods should be deleted instead."""
+        self._state.topology.upsert_pod(key, node_name, requests)
+
+    def delete_non_tas_pod(self, key: str) -> None:
+        if key in self._state.topology.pod_usage:
+            self._state.topology.delete_pod(key)
+            self._topology_capacity_changed()
 
     def upsert_cohort(self, cohort: Cohort) -> None:
         state = self._state
@@ -245,14 +292,14 @@ class Engine:
             current = ClusterQueueState(cq, node, state.queues)
             state.cqs[cq.name] = current
             was_active, old_stop = True, StopPolicy.NONE
-            current.update_spec(cq, state.flavors, state.checks)
+            current.update_spec(cq, state.flavors, state.checks, state.topology.topologies)
             for ws in state.awaiting_cq.pop(cq.name, {}).values():
                 if ws.has_quota_reservation and not ws.is_finished and ws.key in state.workloads:
                     self._attach_reserving(ws, current)
         else:
             was_active, old_stop = current.active, current.spec.stop_policy
             old_groups = current.spec.resource_groups
-            current.update_spec(cq, state.flavors, state.checks)
+            current.update_spec(cq, state.flavors, state.checks, state.topology.topologies)
             if old_groups != cq.resource_groups:
                 current.generation += 1
         self._refresh_cycles()

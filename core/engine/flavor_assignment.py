@@ -21,7 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from core.engine.cluster_state import ClusterQueueState, ResourceGroupInfo
+from core.api.topology_assignment import DelayedTopologyRequestState
+from core.engine import topology_assigner
+from core.engine.cluster_state import ClusterQueueState, ClusterState, ResourceGroupInfo
+from core.engine.flavor_mode import Mode
 from core.engine.model import (
     Admission,
     FlavorFungibility,
@@ -30,6 +33,7 @@ from core.engine.model import (
     PodSetAssignment,
     PreemptionPolicy,
     ResourceFlavor,
+    TopologyAssignment,
 )
 from core.engine.node_matching import (
     first_untolerated_taint,
@@ -43,15 +47,8 @@ from core.engine.quota_tree import (
     lowest_fitting_subtree_height,
     potential_available,
 )
+from core.engine.topology_assigner import TasRequests
 from core.engine.workload_state import LastAssignment, WorkloadState
-
-
-class Mode(IntEnum):
-    """Outcome of an assignment: ordered so that min() gives the representative one."""
-
-    NO_FIT = 0
-    PREEMPT = 1
-    FIT = 2
 
 
 class Possibility(IntEnum):
@@ -127,12 +124,21 @@ class PodSetResult:
     flavors: dict[str, FlavorChoice] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
     error: str | None = None
+    # Topology-aware scheduling: the pod set's TAS flavor, per-pod requests placed, the
+    # placement found, or that it is deferred (MultiKueue); `forced` is a mode TAS set.
+    tas_flavor: str | None = None
+    per_pod: dict[str, int] = field(default_factory=dict)
+    topology: TopologyAssignment | None = None
+    delayed: DelayedTopologyRequestState | None = None
+    forced: Mode | None = None
 
     @property
     def is_fit(self) -> bool:
         return self.error is None and not self.reasons
 
     def mode(self) -> Mode:
+        if self.forced is not None and self.error is None:
+            return self.forced
         if self.is_fit:
             return Mode.FIT
         if self.error is not None or not self.flavors:
@@ -152,6 +158,21 @@ class Assignment:
     usage: dict[FlavorResource, int]
     last: LastAssignment
     _mode: Mode | None = None
+    tas: TasRequests | None = None
+
+    def pod_set(self, name: str) -> PodSetResult:
+        return next(ps for ps in self.pod_sets if ps.name == name)
+
+    def set_mode(self, psr: PodSetResult, mode: Mode) -> None:
+        """Force a pod set's mode (and its flavors'), as upstream's updateMode."""
+        psr.forced = mode
+        for choice in psr.flavors.values():
+            choice.mode = mode
+        self._mode = None
+
+    def set_error(self, psr: PodSetResult, error: str) -> None:
+        psr.error = error
+        self._mode = None
 
     def mode(self) -> Mode:
         if self._mode is None:
@@ -188,6 +209,8 @@ class Assignment:
                     flavors={res: c.flavor for res, c in sorted(ps.flavors.items())},
                     resource_usage={res: ps.requests.get(res, 0) for res in sorted(ps.flavors)},
                     count=ps.count,
+                    topology_assignment=ps.topology,
+                    delayed_topology_request=ps.delayed,
                 )
                 for ps in self.pod_sets
             ),
@@ -197,7 +220,7 @@ class Assignment:
 class FlavorAssigner:
     """Assigns flavors for one workload against one ClusterQueue's current quota."""
 
-    __slots__ = ("cq", "fair_sharing", "flavors", "oracle", "ws")
+    __slots__ = ("cq", "fair_sharing", "flavors", "oracle", "state", "ws")
 
     def __init__(
         self,
@@ -207,12 +230,15 @@ class FlavorAssigner:
         *,
         fair_sharing: bool,
         oracle: PreemptionOracle,
+        state: ClusterState | None = None,
     ) -> None:
         self.ws = ws
         self.cq = cq
         self.flavors = flavors
         self.fair_sharing = fair_sharing
         self.oracle = oracle
+        # Topology-aware scheduling needs the cluster's topology state; None: no TAS.
+        self.state = state
 
     def assign(self, counts: list[int] | None = None) -> Assignment:
         ws = self.ws
@@ -242,6 +268,10 @@ class FlavorAssigner:
             result.pod_sets.append(psr)
             if failed:
                 break
+        else:
+            if self.state is not None and result.mode() != Mode.NO_FIT:
+                result.tas = topology_assigner.collect(result, ws, cq)
+                topology_assigner.after_quota(self.state, result, result.tas)
         return result
 
     # ------------------------------------------------------------------ per pod set
@@ -339,6 +369,12 @@ class FlavorAssigner:
         if flavor is None:
             return f"flavor {flavor_name} not found"
         pod_set = self.ws.spec.pod_sets[ps_index]
+        if self.state is not None:
+            mismatch = topology_assigner.flavor_mismatch(
+                self.state, self.cq, pod_set, flavor, group.covered
+            )
+            if mismatch is not None:
+                return mismatch
         if flavor.node_taints:
             taint = first_untolerated_taint(
                 flavor.node_taints, (*pod_set.tolerations, *flavor.tolerations)

@@ -26,6 +26,7 @@ from core.engine.model import Admission, AdmissionCheckStatus
 from core.engine.queueing import dequeue, enqueue, flush_inadmissible, mark_pending
 from core.engine.quota_tree import FlavorResource, add_usages, remove_usages
 from core.engine.timers import TimerKind, Timers
+from core.engine.topology_state import TasUsage, tas_usage_of
 from core.engine.workload_state import (
     ADMITTED,
     DEACTIVATION_TARGET,
@@ -68,6 +69,29 @@ def usage_from_admission(ws: WorkloadState) -> dict[FlavorResource, int]:
     return usage
 
 
+def tas_usage_from_admission(ws: WorkloadState, state: ClusterState) -> list[TasUsage]:
+    """What a workload's topology assignments hold in each leaf of its TAS flavor."""
+    admission = ws.admission
+    if admission is None:
+        return []
+    per_pod = {ps.name: ps.per_pod for ps in ws.pod_sets}
+    out: list[TasUsage] = []
+    for psa in admission.pod_set_assignments:
+        assignment = psa.topology_assignment
+        if assignment is None:
+            continue
+        tas = sorted(
+            {
+                f
+                for f in psa.flavors.values()
+                if (flavor := state.flavors.get(f)) is not None and flavor.topology_name
+            }
+        )
+        if len(tas) == 1:
+            out.extend(tas_usage_of(tas[0], assignment, per_pod.get(psa.name, {})))
+    return out
+
+
 def applicable_checks(cq: ClusterQueueState, admission: Admission | None) -> list[str]:
     """Admission checks of cq that apply to a workload with this admission."""
     if not cq.admission_checks:
@@ -97,6 +121,8 @@ class Lifecycle:
         add_usages(cq.node, usage)
         ws.usage = usage
         ws.usage_cq = cq.name
+        ws.tas_usage = tas_usage_from_admission(ws, self.state)
+        self.state.topology.add_usage(ws.tas_usage)
         cq.reserving[ws.key] = ws
 
     def release(self, ws: WorkloadState) -> ClusterQueueState | None:
@@ -106,10 +132,22 @@ class Lifecycle:
             remove_usages(cq.node, ws.usage)
             del cq.reserving[ws.key]
             cq.generation += 1
+        if ws.tas_usage:
+            self.state.topology.remove_usage(ws.tas_usage)
+            self._wake_topology_sharers(cq, {u.flavor for u in ws.tas_usage})
+        ws.tas_usage = []
         ws.usage = {}
         ws.usage_cq = None
         self.not_ready.discard(ws.key)
         return cq
+
+    def _wake_topology_sharers(self, owner: ClusterQueueState | None, flavors: set[str]) -> None:
+        """Freed node capacity helps every ClusterQueue placing pods in those flavors, not
+        only the owner's cohort."""
+        for cq in self.state.cqs.values():
+            if cq is not owner and flavors.intersection(cq.tas_flavors):
+                cq.generation += 1
+                flush_inadmissible(self.state, cq)
 
     def recharge(self, ws: WorkloadState) -> None:
         """Recompute a reserving workload's usage (reclaimable pods changed)."""

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.api.admission_check import CheckState
+from core.api.topology_assignment import DelayedTopologyRequestState
 from core.api.workload_conditions import WorkloadReason
 
 # --------------------------------------------------------------------------- enums
@@ -180,6 +181,26 @@ class AdmissionCheckRule:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Topology:
+    """A Topology: node label keys of its levels, widest first."""
+
+    name: str
+    levels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Node:
+    """What TAS needs of a Node: labels, taints, allocatable and whether pods may land."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable: Mapping[str, int] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    ready: bool = True
+    unschedulable: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterQueue:
     name: str
     resource_groups: tuple[ResourceGroup, ...] = ()
@@ -241,6 +262,39 @@ class Namespace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SliceLayer:
+    """One podset slice constraint: every `size` pods share a domain of level `level`."""
+
+    level: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyRequest:
+    """A pod set's topology-aware scheduling request (`podSets[].topologyRequest`).
+
+    At most one of `required`, `preferred`, `unconstrained` is set; `slices` lists the
+    slice constraints coarsest first (the legacy single slice annotation is one layer).
+    """
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+    slices: tuple[SliceLayer, ...] = ()
+    group_name: str | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """Whether this asks for TAS at all (an index label alone does not)."""
+        return (
+            self.required is not None
+            or self.preferred is not None
+            or self.unconstrained is not None
+            or bool(self.slices)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PodSet:
     """A group of identical pods. `requests` are per pod, already effective (see pod_requests)."""
 
@@ -258,6 +312,23 @@ class PodSet:
     # What is wrong with the template's resource lists (requests above limits, negative
     # quantities), as field errors relative to `template.spec`; any makes it inadmissible.
     resource_problems: tuple[str, ...] = ()
+    topology_request: TopologyRequest | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyDomainAssignment:
+    """Pods placed in one domain; `values` are its label values for the assignment's levels."""
+
+    values: tuple[str, ...]
+    count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyAssignment:
+    """Where TAS placed a pod set, domain by domain (the API's compact form is encoded later)."""
+
+    levels: tuple[str, ...]
+    domains: tuple[TopologyDomainAssignment, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +339,9 @@ class PodSetAssignment:
     flavors: Mapping[str, str]
     resource_usage: Mapping[str, int]
     count: int
+    topology_assignment: TopologyAssignment | None = None
+    # Set when the placement is deferred to another stage (the worker, under MultiKueue).
+    delayed_topology_request: DelayedTopologyRequestState | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -77,6 +77,17 @@ def flavor_affinity_matches(
     return any(all(_requirement_matches(e, node_labels) for e in exprs) for exprs in filtered)
 
 
+def node_affinity_matches(terms: Sequence[NodeSelectorTerm], labels: Mapping[str, str]) -> bool:
+    """Required node affinity against one node's labels: terms ORed, expressions ANDed.
+
+    An empty term matches no node, as Kubernetes defines it."""
+    return any(
+        term.match_expressions
+        and all(_requirement_matches(e, labels) for e in term.match_expressions)
+        for term in terms
+    )
+
+
 def tolerates(toleration: Toleration, taint: Taint) -> bool:
     if toleration.effect and toleration.effect != taint.effect:
         return False

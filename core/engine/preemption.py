@@ -12,7 +12,7 @@ first, then UID.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -116,10 +116,12 @@ def preemption_message(
 class Preemptor:
     """Finds victims for a preemptor in the current (live) quota tree."""
 
-    __slots__ = ("state",)
+    __slots__ = ("state", "tas_fits")
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
+        # While choosing victims for a TAS workload: does its placement fit now?
+        self.tas_fits: Callable[[], bool] | None = None
 
     # ------------------------------------------------------------ ordering
     def _candidate_key(
@@ -139,15 +141,16 @@ class Preemptor:
         cq = self.state.cqs.get(ws.usage_cq or "")
         if cq is not None:
             remove_usages(cq.node, ws.usage)
+        self.state.topology.remove_usage(ws.tas_usage)
 
     def _add(self, ws: WorkloadState) -> None:
         cq = self.state.cqs.get(ws.usage_cq or "")
         if cq is not None:
             add_usages(cq.node, ws.usage)
+        self.state.topology.add_usage(ws.tas_usage)
 
-    @staticmethod
     def _fits(
-        cq: ClusterQueueState, usage: dict[FlavorResource, int], allow_borrowing: bool
+        self, cq: ClusterQueueState, usage: dict[FlavorResource, int], allow_borrowing: bool
     ) -> bool:
         node = cq.node
         for fr, val in usage.items():
@@ -155,7 +158,7 @@ class Preemptor:
                 return False
             if val > max(0, available(node, fr)):
                 return False
-        return True
+        return self.tas_fits is None or self.tas_fits()
 
     def _fill_back(
         self,
@@ -186,12 +189,18 @@ class Preemptor:
         cq: ClusterQueueState,
         frs_need_preemption: set[FlavorResource],
         usage: dict[FlavorResource, int],
+        tas_fits: Callable[[], bool] | None = None,
     ) -> list[Target]:
+        """Victims for ws; with `tas_fits`, enough that its topology placement fits too."""
         if not frs_need_preemption:
             return []
-        if self.state.config.fair_sharing is not None:
-            return self._fair(ws, cq, frs_need_preemption, usage)
-        return self._classical(ws, cq, frs_need_preemption, usage)
+        self.tas_fits = tas_fits
+        try:
+            if self.state.config.fair_sharing is not None:
+                return self._fair(ws, cq, frs_need_preemption, usage)
+            return self._classical(ws, cq, frs_need_preemption, usage)
+        finally:
+            self.tas_fits = None
 
     def simulate(
         self, cq: ClusterQueueState, ws: WorkloadState, fr: FlavorResource, quantity: int

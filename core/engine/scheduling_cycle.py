@@ -2,18 +2,21 @@
 
 1. Pop at most one head from every active ClusterQueue.
 2. Nominate: check admission checks, the namespace selector and the resource lists
-   (requests within limits, none negative), then assign flavors and, when preemption is
-   needed, pick victims (partial admission as a fallback).
+   (requests within limits, none negative), then assign flavors (and topology
+   placements, `topology_assigner`) and, when preemption is needed, pick victims
+   (partial admission as a fallback).
 3. Order the entries: classic (not borrowing first, then priority, then FIFO) or the
    fair-sharing tournament.
 4. Process in order against the live quota tree, which earlier entries of this cycle
    have already changed: NoFit is requeued; Preempt without victims holds capacity
-   (unless the CQ can always reclaim); overlapping victims or "no longer fits" skip;
-   Preempt evicts victims; Fit reserves quota.
+   (unless the CQ can always reclaim); overlapping victims or "no longer fits" skip (a
+   placement whose domains an earlier entry took is computed again first); Preempt
+   evicts victims; Fit reserves quota.
 5. Requeue everything not admitted with QuotaReserved=False (`Pending`, message).
 
-The quota tree is the snapshot: simulated changes are reverted, capacity held for the
-cycle is released at its end, and victims give their quota back after the cycle.
+The quota tree (and the topology usage per domain) is the snapshot: simulated changes are
+reverted, capacity held for the cycle is released at its end, and victims give their
+quota back after the cycle.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from core.api.workload_conditions import WorkloadReason
+from core.engine import topology_assigner
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.fair_sharing import DRS, compare_drs, dominant_resource_share
 from core.engine.flavor_assignment import Assignment, FlavorAssigner, Mode
@@ -44,9 +48,13 @@ from core.engine.quota_tree import (
     remove_usages,
 )
 from core.engine.resource_validation import resource_validation_message
+from core.engine.topology_state import TasUsage
 from core.engine.workload_state import WorkloadState
 
 PENDING = WorkloadReason.PENDING.value
+
+# Capacity held for the rest of a cycle: quota node, quota usage, topology usage.
+Held = tuple[QuotaNode, dict[FlavorResource, int], list[TasUsage]]
 
 
 class EntryStatus(IntEnum):
@@ -109,14 +117,15 @@ class SchedulingCycle:
             return self.result
 
         entries, inadmissible = self._nominate(heads)
-        held: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
+        held: list[Held] = []
         preempted: dict[str, WorkloadState] = {}
         victims: list[WorkloadState] = []
         for entry in self._ordered(entries):
             self._process(entry, held, preempted, victims)
         # Capacity held for this cycle only goes back before anyone is requeued.
-        for node, usage in held:
+        for node, usage, tas in held:
             remove_usages(node, usage)
+            state.topology.remove_usage(tas)
         for entry in entries:
             if entry.status != EntryStatus.ASSUMED:
                 self._requeue(entry)
@@ -155,10 +164,39 @@ class SchedulingCycle:
 
     def _assigner(self, ws: WorkloadState, cq: ClusterQueueState) -> FlavorAssigner:
         return FlavorAssigner(
-            ws, cq, self.state.flavors, fair_sharing=self.fair, oracle=self.preemptor.simulate
+            ws,
+            cq,
+            self.state.flavors,
+            fair_sharing=self.fair,
+            oracle=self.preemptor.simulate,
+            state=self.state,
+        )
+
+    def _targets(
+        self, ws: WorkloadState, cq: ClusterQueueState, assignment: Assignment
+    ) -> list[Target]:
+        """Victims so that quota and, for TAS pod sets, a topology placement fit."""
+        tas = assignment.tas
+        tas_fits = None
+        if tas:
+            state = self.state
+
+            def tas_fits() -> bool:
+                return topology_assigner.place(state, tas, simulate_empty=False).ok
+
+        return self.preemptor.get_targets(
+            ws, cq, assignment.frs_needing_preemption(), assignment.usage, tas_fits=tas_fits
         )
 
     def _assignments(
+        self, ws: WorkloadState, cq: ClusterQueueState
+    ) -> tuple[Assignment, list[Target]]:
+        assignment, targets = self._choose_assignment(ws, cq)
+        if assignment.tas:
+            self._place_preempting(assignment, targets)
+        return assignment, targets
+
+    def _choose_assignment(
         self, ws: WorkloadState, cq: ClusterQueueState
     ) -> tuple[Assignment, list[Target]]:
         assigner = self._assigner(ws, cq)
@@ -167,13 +205,42 @@ class SchedulingCycle:
         if mode == Mode.FIT:
             return full, []
         if mode == Mode.PREEMPT:
-            targets = self.preemptor.get_targets(ws, cq, full.frs_needing_preemption(), full.usage)
+            targets = self._targets(ws, cq, full)
             if targets:
                 return full, targets
         partial = self._partial(ws, assigner, cq)
         if partial is not None:
             return partial
         return full, []
+
+    def _place_preempting(self, assignment: Assignment, targets: list[Target]) -> None:
+        """A preempting workload's placement: without its victims, or on an empty topology."""
+        if assignment.mode() != Mode.PREEMPT or assignment.tas is None:
+            return
+        removed = [t.ws for t in targets]
+        self._remove_usages(removed)
+        try:
+            topology_assigner.after_targets(
+                self.state, assignment, assignment.tas, have_targets=bool(targets)
+            )
+        finally:
+            self._add_usages(removed)
+
+    def _remove_usages(self, workloads: list[WorkloadState]) -> None:
+        state = self.state
+        for ws in workloads:
+            owner = state.cqs.get(ws.usage_cq or "")
+            if owner is not None:
+                remove_usages(owner.node, ws.usage)
+            state.topology.remove_usage(ws.tas_usage)
+
+    def _add_usages(self, workloads: list[WorkloadState]) -> None:
+        state = self.state
+        for ws in workloads:
+            owner = state.cqs.get(ws.usage_cq or "")
+            if owner is not None:
+                add_usages(owner.node, ws.usage)
+            state.topology.add_usage(ws.tas_usage)
 
     def _partial(
         self, ws: WorkloadState, assigner: FlavorAssigner, cq: ClusterQueueState
@@ -200,9 +267,7 @@ class SchedulingCycle:
             if mode == Mode.FIT:
                 ok = True
             elif mode == Mode.PREEMPT:
-                targets = self.preemptor.get_targets(
-                    ws, cq, attempt.frs_needing_preemption(), attempt.usage
-                )
+                targets = self._targets(ws, cq, attempt)
                 ok = bool(targets)
             if ok:
                 found, found_idx = (attempt, targets), mid
@@ -234,7 +299,7 @@ class SchedulingCycle:
     def _process(
         self,
         e: Entry,
-        held: list[tuple[QuotaNode, dict[FlavorResource, int]]],
+        held: list[Held],
         preempted: dict[str, WorkloadState],
         victims: list[WorkloadState],
     ) -> None:
@@ -247,21 +312,29 @@ class SchedulingCycle:
         if mode == Mode.PREEMPT and not e.targets:
             if cq.spec.preemption.reclaim_within_cohort != PreemptionPolicy.ANY:
                 reserve = self._to_reserve(e)
-                add_usages(cq.node, reserve)
-                held.append((cq.node, reserve))
+                self._hold(held, cq, reserve, assignment)
             return
         if any(t.ws.key in preempted for t in e.targets):
             self._skip(e, "Workload has overlapping preemption targets with another workload")
             return
-        usage = assignment.usage
-        if not self._fits_after_removals(cq, usage, preempted, e.targets):
+        fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
+        if fit is None and mode == Mode.FIT:
+            # Quota still fits but an earlier entry took the domains: place it again.
+            e.ws.last_assignment = None
+            assignment, e.targets = self._assignments(e.ws, cq)
+            e.assignment = assignment
+            e.message = assignment.message()
+            mode = assignment.mode()
+            if mode != Mode.NO_FIT and (mode == Mode.FIT or e.targets):
+                fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
+        if not fit:
             self._skip(e, "Workload no longer fits after processing another workload")
             return
+        usage = assignment.usage
         for t in e.targets:
             preempted[t.ws.key] = t.ws
         if mode == Mode.PREEMPT:
-            add_usages(cq.node, usage)
-            held.append((cq.node, usage))
+            self._hold(held, cq, usage, assignment)
             e.ws.last_assignment = None
             count = self._issue_preemptions(e, victims)
             if count:
@@ -269,8 +342,7 @@ class SchedulingCycle:
                 e.requeue_reason = RequeueReason.PENDING_PREEMPTION
             return
         if self._blocked_by_pods_ready():
-            add_usages(cq.node, usage)
-            held.append((cq.node, usage))
+            self._hold(held, cq, usage, assignment)
             e.status = EntryStatus.SKIPPED
             e.pending_reason = "Waiting"
             e.message = "waiting for all admitted workloads to be in PodsReady condition"
@@ -290,27 +362,39 @@ class SchedulingCycle:
         wfpr = self.state.config.wait_for_pods_ready
         return wfpr is not None and wfpr.block_admission and bool(self.lifecycle.not_ready)
 
+    def _hold(
+        self,
+        held: list[Held],
+        cq: ClusterQueueState,
+        usage: dict[FlavorResource, int],
+        assignment: Assignment,
+    ) -> None:
+        """Keep quota (and the placement's node capacity) for the rest of this cycle."""
+        tas = topology_assigner.assignment_usage(assignment)
+        add_usages(cq.node, usage)
+        self.state.topology.add_usage(tas)
+        held.append((cq.node, usage, tas))
+
     def _fits_after_removals(
         self,
         cq: ClusterQueueState,
-        usage: dict[FlavorResource, int],
+        assignment: Assignment,
         preempted: dict[str, WorkloadState],
         targets: list[Target],
-    ) -> bool:
+    ) -> bool | None:
+        """True if it fits once the victims are gone; False if quota does not, None if
+        only the topology placement does not."""
         removed: list[WorkloadState] = list(preempted.values())
         removed.extend(t.ws for t in targets if t.ws.key not in preempted)
-        state = self.state
-        for ws in removed:
-            owner = state.cqs.get(ws.usage_cq or "")
-            if owner is not None:
-                remove_usages(owner.node, ws.usage)
+        self._remove_usages(removed)
         try:
-            return fits(cq.node, usage)
+            if not fits(cq.node, assignment.usage):
+                return False
+            if not topology_assigner.still_fits(self.state, assignment):
+                return None
+            return True
         finally:
-            for ws in removed:
-                owner = state.cqs.get(ws.usage_cq or "")
-                if owner is not None:
-                    add_usages(owner.node, ws.usage)
+            self._add_usages(removed)
 
     def _to_reserve(self, e: Entry) -> dict[FlavorResource, int]:
         """Capacity a preempting CQ holds for this cycle while it waits to reclaim."""

@@ -21,6 +21,7 @@ from core.engine.model import (
     WorkloadStatus,
 )
 from core.engine.quota_tree import FlavorResource
+from core.engine.topology_state import TasUsage
 
 QUOTA_RESERVED = WorkloadConditionType.QUOTA_RESERVED.value
 ADMITTED = WorkloadConditionType.ADMITTED.value
@@ -96,6 +97,7 @@ class WorkloadState:
         "requeue_count",
         "reserved_at",
         "spec",
+        "tas_usage",
         "uid",
         "usage",
         "usage_cq",
@@ -115,6 +117,8 @@ class WorkloadState:
         # Quota charged in the tree (after reclaimable pods), and the CQ charged.
         self.usage: dict[FlavorResource, int] = {}
         self.usage_cq: str | None = None
+        # What its topology assignments hold in leaf domains of TAS flavors (when charged).
+        self.tas_usage: list[TasUsage] = []
         self.requeue_count = 0
         self.requeue_at: float | None = None
         self.checks: dict[str, AdmissionCheckStatus] = {}

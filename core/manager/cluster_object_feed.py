@@ -1,8 +1,9 @@
 """Informer events of the queueing objects, turned into engine upserts and deletes.
 
 ResourceFlavors, Cohorts, ClusterQueues, LocalQueues, WorkloadPriorityClasses,
-AdmissionChecks and Namespaces, and the LimitRanges and RuntimeClasses that pods'
-requests depend on, are translated by `core.adapters.kueue_manifests` and
+AdmissionChecks and Namespaces, the LimitRanges and RuntimeClasses that pods'
+requests depend on, and for topology-aware scheduling Topologies, Nodes and the pods
+bound to them (`core.adapters.node_manifests`), are translated by the adapters and
 handed to the engine as they arrive, in any order (the engine tolerates references to
 objects it has not seen yet). An object the adapter rejects is logged and reported as a
 Warning Event on that object; the engine keeps the last good version (or none), so one
@@ -19,6 +20,7 @@ import msgspec
 import structlog
 
 from core.adapters import kueue_manifests as manifests
+from core.adapters.node_manifests import node_from_manifest, non_tas_pod_usage
 from core.api.json_types import Json
 from core.kube.events import EventRecorder, EventType
 from core.kube.informer import EventHandlers
@@ -113,6 +115,19 @@ class ClusterObjectFeed:
                 lambda o: engine.upsert_runtime_class(manifests.runtime_class_from_manifest(o)),
                 lambda o: engine.delete_runtime_class(name_of(o)),
             ),
+            "Topology": _KindFeed(
+                kinds.TOPOLOGIES,
+                "Topology",
+                lambda o: engine.upsert_topology(manifests.topology_from_manifest(o)),
+                lambda o: engine.delete_topology(name_of(o)),
+            ),
+            "Node": _KindFeed(
+                kinds.NODES,
+                "Node",
+                lambda o: engine.upsert_node(node_from_manifest(o)),
+                lambda o: engine.delete_node(name_of(o)),
+            ),
+            "Pod": _KindFeed(kinds.PODS, "Pod", self._upsert_pod, self._delete_pod),
         }
 
     @property
@@ -136,6 +151,18 @@ class ClusterObjectFeed:
     def _delete_priority_class(self, obj: Json) -> None:
         self.priority_values.pop(name_of(obj), None)
         self.host.engine.delete_priority_class(name_of(obj))
+
+    # -- pods outside TAS ----------------------------------------------------------------
+    def _upsert_pod(self, obj: Json) -> None:
+        key = f"{namespace_of(obj)}/{name_of(obj)}"
+        usage = non_tas_pod_usage(obj)
+        if usage is None:
+            self.host.engine.delete_non_tas_pod(key)
+        else:
+            self.host.engine.upsert_non_tas_pod(key, usage[0], usage[1])
+
+    def _delete_pod(self, obj: Json) -> None:
+        self.host.engine.delete_non_tas_pod(f"{namespace_of(obj)}/{name_of(obj)}")
 
     # -- shared --------------------------------------------------------------------------
     def _upsert(self, feed: _KindFeed, obj: Json) -> None:
@@ -182,6 +209,11 @@ def engine_view(kind: str, obj: Json) -> tuple[Any, ...]:
         return (obj.get("value"),)
     if kind == "RuntimeClass":
         return (obj.get("overhead"),)
+    if kind == "Node":
+        node = node_from_manifest(obj)
+        return (node.labels, node.taints, node.allocatable, node.ready, node.unschedulable)
+    if kind == "Pod":
+        return (non_tas_pod_usage(obj),)
     if kind == "AdmissionCheck":
         active = [
             c.get("status")

@@ -63,6 +63,10 @@ class ManagerInformers:
     """Namespace defaults counted in the requests of pods that leave them out."""
     runtime_classes: Cache
     """Pod overhead of RuntimeClasses, counted in the requests of pods naming one."""
+    topologies: Cache
+    nodes: Cache
+    occupying_pods: Cache
+    """Topologies, Nodes and the bound, unfinished pods: what TAS places pods against."""
 
     @classmethod
     def create(cls, client: KubeClient, kinds_enabled: FrameworkRegistry) -> ManagerInformers:
@@ -108,6 +112,11 @@ class ManagerInformers:
             pod_priority_classes=cache(kinds.POD_PRIORITY_CLASSES),
             limit_ranges=cache(kinds.LIMIT_RANGES),
             runtime_classes=cache(kinds.RUNTIME_CLASSES),
+            topologies=cache(kinds.TOPOLOGIES),
+            nodes=cache(kinds.NODES),
+            occupying_pods=Informer(
+                client, kinds.PODS, into=dict, field_selector=kinds.OCCUPYING_PODS
+            ),
         )
 
     def __iter__(self) -> Iterator[Cache]:
@@ -126,6 +135,9 @@ class ManagerInformers:
                 self.pod_priority_classes,
                 self.limit_ranges,
                 self.runtime_classes,
+                self.topologies,
+                self.nodes,
+                self.occupying_pods,
             )
         )
 

@@ -278,6 +278,9 @@ class KueueManager:
             "Namespace": informers.namespaces,
             "LimitRange": informers.limit_ranges,
             "RuntimeClass": informers.runtime_classes,
+            "Topology": informers.topologies,
+            "Node": informers.nodes,
+            "Pod": informers.occupying_pods,
         }[kind]
 
     def _register_handlers(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Final
 
 from core.api.registry import kind_info
-from core.kube.resources import NAMESPACES, Resource
+from core.kube.resources import NAMESPACES, NODES, PODS, Resource
 
 RESOURCE_FLAVORS: Final = kind_info("ResourceFlavor")
 COHORTS: Final = kind_info("Cohort")
@@ -17,6 +17,10 @@ LOCAL_QUEUES: Final = kind_info("LocalQueue")
 WORKLOAD_PRIORITY_CLASSES: Final = kind_info("WorkloadPriorityClass")
 ADMISSION_CHECKS: Final = kind_info("AdmissionCheck")
 WORKLOADS: Final = kind_info("Workload")
+# Topology-aware scheduling: the hierarchy, the nodes it groups, pods using their capacity.
+TOPOLOGIES: Final = kind_info("Topology")
+# Pods bound to a node and not finished: the only ones that take node capacity.
+OCCUPYING_PODS: Final = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 POD_PRIORITY_CLASSES: Final = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
 )
@@ -33,9 +37,13 @@ __all__ = [
     "LIMIT_RANGES",
     "LOCAL_QUEUES",
     "NAMESPACES",
+    "NODES",
+    "OCCUPYING_PODS",
+    "PODS",
     "POD_PRIORITY_CLASSES",
     "RESOURCE_FLAVORS",
     "RUNTIME_CLASSES",
+    "TOPOLOGIES",
     "WORKLOADS",
     "WORKLOAD_PRIORITY_CLASSES",
 ]

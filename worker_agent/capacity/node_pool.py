@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from core.adapters.node_manifests import node_accepts_pods, taints_from
 from core.api.json_types import Json
 from core.api.resource_flavor import ResourceFlavor as ApiResourceFlavor
 from core.engine.model import ResourceFlavor, Taint, TaintEffect, Toleration
 from core.engine.node_matching import tolerates
 from core.engine.quantity import to_base_units
-
-_EFFECTS = {effect.value: effect for effect in TaintEffect}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,32 +35,13 @@ class NodeView:
     allocatable: Mapping[str, int] = field(default_factory=dict)
 
 
-def node_accepts_pods(node: Json) -> bool:
-    """Ready (condition True) and not cordoned."""
-    if (node.get("spec") or {}).get("unschedulable"):
-        return False
-    for condition in (node.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
-
-
-def _taints(items: Iterable[Json]) -> tuple[Taint, ...]:
-    out = []
-    for item in items:
-        effect = _EFFECTS.get(item.get("effect", ""))
-        if effect is not None:
-            out.append(Taint(key=item.get("key", ""), value=item.get("value") or "", effect=effect))
-    return tuple(out)
-
-
 def node_view(node: Json) -> NodeView:
     metadata = node.get("metadata") or {}
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     return NodeView(
         name=metadata.get("name", ""),
         labels=dict(metadata.get("labels") or {}),
-        taints=_taints((node.get("spec") or {}).get("taints") or ()),
+        taints=taints_from((node.get("spec") or {}).get("taints") or ()),
         allocatable={r: to_base_units(r, q) for r, q in sorted(allocatable.items())},
     )
 
@@ -77,7 +57,7 @@ def engine_flavor(flavor: ApiResourceFlavor) -> ResourceFlavor:
     return ResourceFlavor(
         name=flavor.metadata.name,
         node_labels=dict(spec.node_labels),
-        node_taints=_taints(
+        node_taints=taints_from(
             {"key": t.key, "value": t.value, "effect": t.effect} for t in spec.node_taints
         ),
         tolerations=tuple(

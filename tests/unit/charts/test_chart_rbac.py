@@ -247,7 +247,7 @@ def test_the_hub_may_make_every_write_it_makes(render_hub: Any) -> None:
         ("delete", "batch", "jobs"),
         ("create", "batch", "jobs"),
         ("create", "", "pods"),
-        ("list", "", "nodes"),
+        ("patch", "", "nodes"),
         ("list", "", "configmaps"),
         ("create", "", "namespaces"),
         ("create", "kueue.x-k8s.io", "clusterqueues"),

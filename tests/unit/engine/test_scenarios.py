@@ -22,8 +22,10 @@ from core.adapters.kueue_manifests import (
     namespace_from_manifest,
     priority_class_from_manifest,
     resource_flavor_from_manifest,
+    topology_from_manifest,
     workload_from_manifest,
 )
+from core.adapters.node_manifests import node_from_manifest
 from core.api.admission_check import CheckState
 from core.engine.clock import ManualClock
 from core.engine.engine import Engine
@@ -91,6 +93,10 @@ class ScenarioRun:
             e.upsert_admission_check(admission_check_from_manifest(obj))
         elif kind == "Namespace":
             e.upsert_namespace(namespace_from_manifest(obj))
+        elif kind == "Topology":
+            e.upsert_topology(topology_from_manifest(obj))
+        elif kind == "Node":
+            e.upsert_node(node_from_manifest(obj))
         elif kind == "Workload":
             wl = workload_from_manifest(obj, self.priority_classes)
             if e.workload_status(wl.key) is None:
@@ -118,6 +124,8 @@ class ScenarioRun:
             e.delete_admission_check(name)
         elif kind == "Namespace":
             e.delete_namespace(name)
+        elif kind == "Node":
+            e.delete_node(name)
         else:
             raise ManifestError(f"cannot delete kind {kind!r}")
 
@@ -242,6 +250,15 @@ class ScenarioRun:
             got_count = by_name[ps].count if ps in by_name else None
             if got_count != count:
                 self.fail(f"{key} pod set {ps} count {got_count}, expected {count}")
+        for ps, want_domains in (spec.get("topology") or {}).items():
+            assignment = by_name[ps].topology_assignment if ps in by_name else None
+            got_domains = (
+                None
+                if assignment is None
+                else {",".join(d.values): d.count for d in assignment.domains}
+            )
+            if got_domains != want_domains:
+                self.fail(f"{key} pod set {ps} topology {got_domains}, expected {want_domains}")
         for ps, usage in (spec.get("resourceUsage") or {}).items():
             got_usage = dict(by_name[ps].resource_usage) if ps in by_name else {}
             want_usage = {r: to_base_units(r, q) for r, q in usage.items()}
