@@ -82,14 +82,28 @@ BASELINE: Final = Suite(
     default_label_filter=BASELINE_LABEL_FILTER,
     configuration=Path("test/e2e/config/default/controller_manager_config.yaml"),
     ci=CiSlice(
-        label_filter=f"{BASELINE_LABEL_FILTER} || feature:visibility",
+        label_filter=(
+            f"{BASELINE_LABEL_FILTER} || feature:visibility || feature:pod || feature:deployment"
+        ),
         skips={
             "after scale-up": (
                 "elastic Jobs (ElasticJobsViaWorkloadSlices): workload slices are not built"
             ),
             "Scaling down an elastic Indexed Job": "elastic Jobs: workload slices are not built",
+            "Failed Pod can be replaced in group": (
+                "fleetq gap: a deleted member of a running group is not kept (Failed, finalizer"
+                " held) until its replacement comes; no WaitingForReplacementPods condition"
+            ),
+            "should allow to preempt the lower priority group": (
+                "fleetq gap, not yet investigated: the high-priority group's Workload"
+                " (default-priority-group) is not found"
+            ),
+            "Pod should be admitted after the group labels are added": (
+                "fleetq gap: the Pod webhook refuses group labels added to a gated Pod by an"
+                " update (upstream lets it join the group)"
+            ),
         },
-        min_passed=26,
+        min_passed=32,
     ),
 )
 EXTENDED: Final = Suite(
