@@ -5,8 +5,9 @@ as upstream v0.19.2's statefulset reconcilers decide them.
   `<name>` of kind apps StatefulSet with its UID, or on a MultiKueue worker the origin's
   UID). It is wanted while the StatefulSet is queued (its template was marked by the
   webhook); with zero replicas it is held: kept, on hold, never created.
-- **The pod set** `main`: `replicas` Pods of the template's spec (its metadata only gives
-  a topology request, whose pod index is the Pod's ordinal label), env folded.
+- **The pod set** `main`: `replicas` Pods of the template's spec with empty metadata (the
+  template's metadata only gives a topology request, whose pod index is the Pod's ordinal
+  label), env folded.
 - **Pod marks**: `managed`, the queue name and WorkloadPriorityClass, the pod group name
   and prebuilt Workload (both the Workload's name), total count `replicas`, fast admission,
   serving, the ordinal label as pod index, role `main`. A Pod marked already keeps its
@@ -84,7 +85,11 @@ def wanted_groups(statefulset: Job) -> list[GroupWorkloadName]:
 
 def pod_sets(statefulset: Job) -> list[PodSet]:
     template = job_metadata.section(spec(statefulset), "template")
-    pod_template = fold_duplicate_env({"spec": job_metadata.section(template, "spec")})
+    # `metadata: {}` as a Go client writes it back: an update of the Workload by one (a
+    # deactivation) must not look like a change of its pod sets.
+    pod_template = fold_duplicate_env(
+        {"metadata": {}, "spec": job_metadata.section(template, "spec")}
+    )
     return [
         PodSet(
             name=MAIN_POD_SET,
