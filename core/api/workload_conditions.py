@@ -47,6 +47,7 @@ class WorkloadReason(enum.StrEnum):
     PENDING_DELAYED_TOPOLOGY_REQUESTS = "PendingDelayedTopologyRequests"
     INADMISSIBLE = "Inadmissible"
     ADMISSION_GATED = "AdmissionGated"
+    ON_HOLD = "OnHold"
     # Evicted
     PREEMPTED = "Preempted"
     PODS_READY_TIMEOUT = "PodsReadyTimeout"

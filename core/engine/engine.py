@@ -600,6 +600,14 @@ class Engine:
         self._life.reactivate(self._ws(key))
         return self._drain()
 
+    def hold(self, key: str, message: str) -> StatusChanges:
+        self._life.hold(self._ws(key), message)
+        return self._drain()
+
+    def release_hold(self, key: str) -> StatusChanges:
+        self._life.release_hold(self._ws(key))
+        return self._drain()
+
     def tick(self) -> StatusChanges:
         self._life.tick()
         return self._drain()

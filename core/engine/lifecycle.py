@@ -396,6 +396,31 @@ class Lifecycle:
         state.dirty.add(ws.key)
         enqueue(state, ws)
 
+    def hold(self, ws: WorkloadState, message: str) -> None:
+        """Its owner needs no Pods for now (a StatefulSet scaled to zero): give the quota
+        back and keep it out of the queues, QuotaReserved=False `OnHold`. Only a workload
+        reserving quota is held, as upstream."""
+        if ws.is_finished or not ws.active or not ws.has_quota_reservation:
+            return
+        cq = self.release(ws)
+        dequeue(self.state, ws)
+        mark_pending(self.state, ws, WorkloadReason.ON_HOLD.value, message)
+        self.state.dirty.add(ws.key)
+        if cq is not None:
+            flush_inadmissible(self.state, cq)
+
+    def release_hold(self, ws: WorkloadState) -> None:
+        """Its owner wants Pods again: pending, and queued as any other workload."""
+        if not ws.is_on_hold:
+            return
+        mark_pending(
+            self.state,
+            ws,
+            WorkloadReason.PENDING.value,
+            "Workload no longer on hold; waiting for quota reservation",
+        )
+        enqueue(self.state, ws)
+
     def restart_requeue(
         self, ws: WorkloadState, stopped_reason: str, reason: str, message: str
     ) -> None:

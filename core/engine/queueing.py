@@ -64,7 +64,7 @@ def dequeue(state: ClusterState, ws: WorkloadState) -> None:
 
 
 def is_queueable(ws: WorkloadState) -> bool:
-    return ws.active and not ws.is_finished and not ws.has_quota_reservation
+    return ws.active and not ws.is_finished and not ws.has_quota_reservation and not ws.is_on_hold
 
 
 def enqueue(state: ClusterState, ws: WorkloadState) -> None:

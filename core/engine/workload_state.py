@@ -206,6 +206,12 @@ class WorkloadState:
         return self.is_true(QUOTA_RESERVED)
 
     @property
+    def is_on_hold(self) -> bool:
+        """Its owner holds it (a StatefulSet scaled to zero): no quota, not queued."""
+        cond = self.conditions.get(QUOTA_RESERVED)
+        return cond is not None and not cond.status and cond.reason == WorkloadReason.ON_HOLD
+
+    @property
     def is_admitted(self) -> bool:
         return self.is_true(ADMITTED)
 

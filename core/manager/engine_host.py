@@ -124,6 +124,15 @@ class EngineHost:
                 self._interim[key] = released
             self._publish_call(key, changes)
 
+    def hold(self, key: str, message: str) -> None:
+        """Release the quota of a workload its owner holds (`Engine.hold`)."""
+        if self.knows(key):
+            self._publish_call(key, self.engine.hold(key, message))
+
+    def release_hold(self, key: str) -> None:
+        if self.knows(key):
+            self._publish_call(key, self.engine.release_hold(key))
+
     def take_interim(self, key: str) -> WorkloadStatus | None:
         """The interim status owed for `key`, once (see `complete_eviction`)."""
         return self._interim.pop(key, None)

@@ -11,7 +11,9 @@ caches, and writes only the difference:
   sets, then named and marked by the kind), unless the kind says the job's Workloads come
   from elsewhere (a MultiKueue worker's copy); a Workload of a group no longer wanted
   (scaled down) is deleted; one whose queue name or WorkloadPriorityClass differs from
-  the job's follows it;
+  the job's follows it; one of a held group (a StatefulSet scaled to zero) is put on hold
+  in the engine (quota released, QuotaReserved=False `OnHold`), and taken off hold once
+  the group is wanted again;
 - each of the job's Pods gets the marks that make it a member of its group's pod group
   (the kind's `marked_pod`), with a patch guarded by its resourceVersion.
 The Pod integration then admits each group all together through the prebuilt Workload.
@@ -29,11 +31,14 @@ import structlog
 from core.api.codec import decode
 from core.api.json_types import Json
 from core.api.workload import Workload
+from core.api.workload_conditions import WorkloadConditionType as Cond
+from core.api.workload_conditions import WorkloadReason
 from core.kube.errors import Conflict, NotFound
 from core.kube.informer import EventHandlers
 from core.kube.object_meta import make_key, name_of, namespace_of, object_key
 from core.kube.object_store import ObjectStore
 from core.kube.workqueue import WorkQueue
+from core.manager.engine_host import EngineHost
 from core.manager.event_reasons import EventReason
 from core.manager.finalizers import is_deleting
 from core.manager.job_actions import JobActions
@@ -43,6 +48,7 @@ from core.manager.job_controller import (
     priority_class_change,
     workload_owner_index,
 )
+from core.manager.workload_decisions import condition_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
 from integrations.framework.group_workloads import GroupWorkloadName, PrebuildsGroupWorkloads
@@ -53,6 +59,12 @@ from integrations.framework.priority import MissingPriorityClass, PodPriorityCla
 from integrations.framework.workload_builder import WorkloadBuildOptions, build_workload
 
 Store = ObjectStore[dict[str, Any]]
+HOLD_MESSAGE = "StatefulSet scaled to zero; workload on hold"
+
+
+def _on_hold(workload: Json) -> bool:
+    reserved = condition_of(workload.get("status") or {}, Cond.QUOTA_RESERVED) or {}
+    return reserved.get("status") == "False" and reserved.get("reason") == WorkloadReason.ON_HOLD
 
 
 class GroupKind(JobKind, PrebuildsGroupWorkloads, Protocol):
@@ -73,6 +85,7 @@ class GroupWorkloadController:
         actions: JobActions,
         pod_actions: JobActions,
         versions: WorkloadVersions,
+        host: EngineHost,
         *,
         jobs: Store,
         workloads: Store,
@@ -85,6 +98,7 @@ class GroupWorkloadController:
         self.actions = actions
         self.pod_actions = pod_actions
         self.versions = versions
+        self.host = host
         self.jobs = jobs
         self.workloads = workloads
         self.pods = pods
@@ -105,7 +119,7 @@ class GroupWorkloadController:
             self.kind.framework
         ):
             return ()
-        name = (meta.get("labels") or {}).get(self.kind.pod_job_label)
+        name = self.kind.pod_job_name(pod)
         return (make_key(namespace_of(pod), str(name)),) if name else ()
 
     def job_handlers(self) -> EventHandlers[dict[str, Any]]:
@@ -185,10 +199,19 @@ class GroupWorkloadController:
         queue = job_metadata.queue_name(job)
         for group in wanted:
             current = existing.get(group.name)
+            if current is not None and group.held:
+                self.host.hold(object_key(current), HOLD_MESSAGE)
+                continue
             if current is not None:
+                if _on_hold(current):
+                    self.host.release_hold(object_key(current))
                 await self._update(job, current, queue)
                 continue
-            if group.name in {name_of(w) for w in owned} or not kind.creates_group_workloads(job):
+            if (
+                group.held
+                or group.name in {name_of(w) for w in owned}
+                or not kind.creates_group_workloads(job)
+            ):
                 continue  # being deleted (it comes back once gone), or not ours to create
             await self._create(job, group)
         await self._mark_pods(job, key)

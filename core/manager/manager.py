@@ -258,6 +258,7 @@ class KueueManager:
             JobActions(kind.resource, self.client, self.events),
             JobActions(pods, self.client, self.events),
             self.versions,
+            self.host,
             jobs=informers.jobs[kind.framework].store,
             workloads=informers.workloads.store,
             pods=informers.referenced[pods].store,

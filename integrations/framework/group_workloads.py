@@ -7,10 +7,14 @@ prebuilt Workload). The Pods, gated by the Pod webhook because their templates s
 parent suspends them, are then marked as a pod group naming that Workload, and the Pod
 integration admits each group all together.
 
+A StatefulSet is queued the same way as one group (its Workload prebuilt by its
+reconciler, upstream v0.19.2), held rather than deleted while it is scaled to zero.
+
 A kind of that sort implements this Protocol; the manager then runs a group-Workload
 controller for it instead of the job controller (`core.manager.group_workload_controller`):
 it keeps one Workload per wanted group (creating the missing, moving the queue name,
-deleting those of groups no longer wanted or of a job gone) and marks the job's Pods.
+holding those of held groups, deleting those of groups no longer wanted or of a job gone)
+and marks the job's Pods.
 Its Pods are its referenced objects (`ReadsReferencedObjects`), so the manager watches
 them. Every method is pure.
 """
@@ -27,19 +31,21 @@ from integrations.framework.job_metadata import Job
 
 @dataclass(frozen=True, slots=True)
 class GroupWorkloadName:
-    """One wanted group's Workload: its name and the group's index."""
+    """One wanted group's Workload: its name and the group's index. A `held` group is
+    kept but wants no Pods now (a StatefulSet scaled to zero): its Workload, if any, is
+    put on hold (quota released, not queued) instead of deleted, and none is created."""
 
     name: str
     index: int
+    held: bool = False
 
 
 @runtime_checkable
 class PrebuildsGroupWorkloads(Protocol):
     """See the module docstring."""
 
-    @property
-    def pod_job_label(self) -> str:
-        """The label naming, on each of its Pods, the job that made it."""
+    def pod_job_name(self, pod: Mapping[str, Any]) -> str | None:
+        """The name of the job of this kind that made the Pod (None: not one of its)."""
         ...
 
     def wanted_group_workloads(self, job: Job) -> list[GroupWorkloadName]:

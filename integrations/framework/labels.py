@@ -34,6 +34,7 @@ __all__ = [
     "POD_ADMISSION_GATE",
     "POD_GROUP_FAST_ADMISSION_ANNOTATION",
     "POD_GROUP_NAME_LABEL",
+    "POD_GROUP_POD_INDEX_LABEL_ANNOTATION",
     "POD_GROUP_SERVING_ANNOTATION",
     "POD_GROUP_TOTAL_COUNT_ANNOTATION",
     "POD_ROLE_HASH_ANNOTATION",
@@ -117,6 +118,8 @@ POD_GROUP_SERVING_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-serving"
 """A pod group that serves (a StatefulSet's): never finished while its pods run."""
 POD_GROUP_FAST_ADMISSION_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-fast-admission"
 """`true`: the group's Workload is built from its first Pod, for the total count."""
+POD_GROUP_POD_INDEX_LABEL_ANNOTATION: Final = "kueue.x-k8s.io/pod-group-pod-index-label"
+"""On a grouped Pod: the label holding its index in the group (a StatefulSet's ordinal)."""
 POD_ROLE_HASH_ANNOTATION: Final = "kueue.x-k8s.io/role-hash"
 """Names a grouped Pod's pod set (its role)."""
 IS_GROUP_WORKLOAD_ANNOTATION: Final = "kueue.x-k8s.io/is-group-workload"

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.api.validation.field_errors import FieldError, FieldPath
+from integrations.framework import job_validation
 from integrations.framework.job_metadata import section
 
-__all__ = ["pod_spec_shape"]
+__all__ = ["immutable_pod_spec_shape", "pod_spec_shape"]
 
 
 def _containers(items: Any) -> list[dict[str, Any]]:
@@ -44,3 +46,14 @@ def pod_spec_shape(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(pod_spec.get("resources"), Mapping):
         shape["resources"] = section(pod_spec["resources"], "requests")
     return shape
+
+
+def immutable_pod_spec_shape(
+    new_spec: Mapping[str, Any], old_spec: Mapping[str, Any], path: FieldPath
+) -> list[FieldError]:
+    """An error per part of the shape that differs (`path` is the pod spec's)."""
+    new_shape, old_shape = pod_spec_shape(new_spec), pod_spec_shape(old_spec)
+    errors: list[FieldError] = []
+    for key in sorted(set(new_shape) | set(old_shape)):
+        errors += job_validation.immutable(path.child(key), new_shape.get(key), old_shape.get(key))
+    return errors

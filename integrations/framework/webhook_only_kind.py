@@ -1,10 +1,11 @@
 """The answers of a kind only its webhooks serve (`job_capabilities.WebhookOnly`).
 
-A Deployment or a StatefulSet is never queued itself — its Pods are — so the job
-controller never runs for it and MultiKueue never dispatches it; only `default` and the
-validations are real. A kind of that sort subclasses `WebhookOnlyKind` and supplies its
-framework name, resource and webhook rules; the rest are the answers of a job with
-nothing to queue.
+A Deployment is never queued itself — its Pods are — so the job controller never runs
+for it and MultiKueue never dispatches it; only `default` and the validations are real. A
+kind of that sort subclasses `WebhookOnlyKind` and supplies its framework name, resource
+and webhook rules; the rest are the answers of a job with nothing to queue. Kinds whose
+Pods join prebuilt group Workloads (StatefulSet, LeaderWorkerSet) reuse those answers
+too, with `webhook_only = False`.
 """
 
 from __future__ import annotations

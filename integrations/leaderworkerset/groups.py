@@ -76,6 +76,12 @@ def group_workload_name(lws: Job, index: int | str) -> str:
     )
 
 
+def lws_of_pod(pod: Mapping[str, Any]) -> str | None:
+    """The LeaderWorkerSet a Pod belongs to: its name label."""
+    name = labels_of(pod).get(fields.SET_NAME_LABEL)
+    return str(name) if name else None
+
+
 def _surging(lws: Job) -> bool:
     return fields.max_surge(lws) > 0 and fields.updated_replicas(lws) < fields.replicas(lws)
 

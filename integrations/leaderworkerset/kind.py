@@ -41,7 +41,8 @@ class LeaderWorkerSetKind(WebhookOnlyKind):
     local_only = True
 
     # -- PrebuildsGroupWorkloads ---------------------------------------------------------
-    pod_job_label = fields.SET_NAME_LABEL
+    def pod_job_name(self, pod: Mapping[str, Any]) -> str | None:
+        return groups.lws_of_pod(pod)
 
     def wanted_group_workloads(self, job: Job) -> list[GroupWorkloadName]:
         return groups.wanted_groups(job)

@@ -33,7 +33,7 @@ from integrations.framework.pod_owner_webhook import (
     validate_pod_owner_create,
     validate_pod_owner_update,
 )
-from integrations.framework.pod_spec_shape import pod_spec_shape
+from integrations.framework.pod_spec_shape import immutable_pod_spec_shape
 from integrations.framework.webhook_context import WebhookContext
 from integrations.leaderworkerset import lws_fields as fields
 
@@ -102,15 +102,7 @@ def _immutable_shape(
 ) -> list[FieldError]:
     if (new is None) != (old is None):
         return job_validation.immutable(path, new is not None, old is not None)
-    new_shape = pod_spec_shape(_template_spec(new))
-    old_shape = pod_spec_shape(_template_spec(old))
-    spec_path = path.child("spec")
-    errors: list[FieldError] = []
-    for key in sorted(set(new_shape) | set(old_shape)):
-        errors += job_validation.immutable(
-            spec_path.child(key), new_shape.get(key), old_shape.get(key)
-        )
-    return errors
+    return immutable_pod_spec_shape(_template_spec(new), _template_spec(old), path.child("spec"))
 
 
 def validate_update(old: Job, new: Job, ctx: WebhookContext) -> list[FieldError]:

@@ -1,25 +1,66 @@
-"""The StatefulSet as a webhook-only kind (see the package docstring): never queued itself
-(its Pods are, as one pod group); MultiKueue never dispatches it (upstream v0.19.2 has a
-StatefulSet MultiKueue adapter; fleetq does not). Only its webhook answers are its own."""
+"""The StatefulSet as a kind whose one group is a prebuilt Workload
+(`framework.group_workloads.PrebuildsGroupWorkloads`; see the package docstring).
+
+The job controller never runs for it: nothing of a StatefulSet is suspended, started or
+stopped; its Pods are, as one pod group. So the Job-like answers are those of a job with
+nothing to run (`WebhookOnlyKind`'s, `remote_job` included), the pod set is the group's,
+and its Pods are the objects it references (the manager watches them for the group
+controller). MultiKueue does not dispatch it here (`LocalOnly`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from core.api.validation.field_errors import FieldError
-from integrations.framework.job_kind import JobResource
+from core.api.workload import PodSet, Workload
+from integrations.framework.group_workloads import GroupWorkloadName
+from integrations.framework.job_kind import JobKind, JobResource
 from integrations.framework.job_metadata import Job
+from integrations.framework.referenced_objects import ObjectLookup
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.webhook_only_kind import WebhookOnlyKind
-from integrations.statefulset import webhook
+from integrations.statefulset import groups, webhook
+from integrations.statefulset import sts_fields as fields
+
+PODS: Final = JobResource("", "v1", "pods", "Pod")
 
 
 class StatefulSetKind(WebhookOnlyKind):
     """The StatefulSet (upstream's `statefulset` framework)."""
 
     framework = webhook.FRAMEWORK_NAME
-    resource = JobResource("apps", "v1", "statefulsets", "StatefulSet")
+    resource = JobResource(fields.GROUP, fields.VERSION, "statefulsets", fields.KIND)
     implied_frameworks: tuple[str, ...] = ("pod",)
+    webhook_only = False
+    local_only = True
+
+    # -- PrebuildsGroupWorkloads ---------------------------------------------------------
+    def pod_job_name(self, pod: Mapping[str, Any]) -> str | None:
+        return fields.statefulset_of_pod(pod)
+
+    def wanted_group_workloads(self, job: Job) -> list[GroupWorkloadName]:
+        return groups.wanted_groups(job)
+
+    def creates_group_workloads(self, job: Job) -> bool:
+        return not groups.is_remote_copy(job)
+
+    def group_workload(self, workload: Workload, job: Job, wanted: GroupWorkloadName) -> Workload:
+        return groups.group_workload(workload, job, wanted)
+
+    def marked_pod(self, job: Job, pod: Mapping[str, Any]) -> dict[str, Any] | None:
+        return groups.marked_pod(job, pod)
+
+    # -- ReadsReferencedObjects: its Pods ----------------------------------------------
+    referenced_resources: tuple[JobResource, ...] = (PODS,)
+
+    def bound(self, lookup: ObjectLookup) -> JobKind:
+        return self  # the group controller reads the Pods from their cache itself
+
+    # -- JobKind -------------------------------------------------------------------------
+    def pod_sets(self, job: Job) -> list[PodSet]:
+        return groups.pod_sets(job)
 
     def default(self, job: Job, ctx: WebhookContext) -> dict[str, Any]:
         return webhook.default_statefulset(job, ctx)

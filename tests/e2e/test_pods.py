@@ -13,8 +13,9 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
   replacement waits gated and runs once the quota is back;
 - a pod group of 4 gets its Workload only once complete and is admitted all at once; a
   second group that does not fit is admitted not at all until the first finishes;
-- a StatefulSet of 3 is one group holding 3 GPUs while it runs, freed when scaled to zero,
-  held again when scaled back, freed when deleted;
+- a StatefulSet of 3 is one group whose Workload (upstream's name) holds 3 GPUs while it
+  runs; scaled to zero the Workload is kept on hold and the GPUs freed, scaled back the
+  same Workload holds them again; deleting the StatefulSet deletes it;
 - last, the hub is killed: Pods in kube-system and in the hub's own namespace are still
   created (the Pod webhook never covers them) while one in a managed namespace is refused.
 """
@@ -41,6 +42,7 @@ from devfleet.cluster_access import ClusterAccess, RunningFleet
 from devfleet.fleet_crds import install_crds
 from devfleet.polling import until
 from devfleet.ports import allocate_ports
+from integrations.framework.workload_names import workload_name_for_owner
 from tests.builders import Pod, StatefulSet, WorkloadPriorityClass, kwok_inference
 from tests.e2e.gpu_queue import GPU, POOL_LABEL, gpu_queue_manifests
 
@@ -483,6 +485,23 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
         )
 
 
+def _statefulset_workload_name(sts: Any) -> str:
+    """Upstream's name for a StatefulSet's Workload (`statefulset-<name>-<hash of its UID>`)."""
+    return workload_name_for_owner(
+        owner_name=sts.metadata.name,
+        owner_uid=sts.metadata.uid,
+        owner_kind="StatefulSet",
+        owner_group="apps",
+    )
+
+
+def _on_hold(workload: Json | None) -> bool:
+    for condition in ((workload or {}).get("status") or {}).get("conditions") or ():
+        if condition["type"] == "QuotaReserved":
+            return bool(condition["status"] == "False" and condition["reason"] == "OnHold")
+    return False
+
+
 def test_a_statefulset_holds_quota_as_one_group_while_it_runs_and_frees_it_when_gone(
     pods_hub: PodsHub, pod_queue: QueueFactory
 ) -> None:
@@ -491,30 +510,48 @@ def test_a_statefulset_holds_quota_as_one_group_while_it_runs_and_frees_it_when_
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
         apps = client.AppsV1Api(api_client)
         sts = StatefulSet("web", replicas=3).queue("team").requests({"cpu": "1", "memory": "1Gi"})
-        apps.create_namespaced_stateful_set(namespace, sts.limit(GPU, "1").obj())
+        created = apps.create_namespaced_stateful_set(namespace, sts.limit(GPU, "1").obj())
+        name = _statefulset_workload_name(created)
         until(
             lambda: _running_replicas(core, namespace, "web", 3),
             "3 StatefulSet replicas admitted as one group and scheduled",
             90,
         )
-        workload = _group_workload(custom, namespace, "statefulset-web") or {}
+        workload = _group_workload(custom, namespace, name) or {}
         assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("main", 3)]
+        assert workload["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == created.metadata.uid
+        uid = workload["metadata"]["uid"]
         until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held", 30)
         time.sleep(2)
-        assert _condition(_group_workload(custom, namespace, "statefulset-web"), "Finished") is None
+        assert _condition(_group_workload(custom, namespace, name), "Finished") is None
 
         apps.patch_namespaced_stateful_set_scale("web", namespace, {"spec": {"replicas": 0}})
         until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "scaled to 0: freed", 60)
-        until(
-            lambda: _group_workload(custom, namespace, "statefulset-web") is None or None,
-            "the group's Workload gone with its Pods",
+        held = until(
+            lambda: (w := _group_workload(custom, namespace, name)) and _on_hold(w) and w,
+            "the group's Workload kept, on hold",
             30,
+        )
+        assert held["metadata"]["uid"] == uid
+        until(
+            lambda: (
+                apps.read_namespaced_stateful_set("web", namespace).status.replicas == 0 or None
+            ),
+            "the scale-down over",
+            60,
         )
         apps.patch_namespaced_stateful_set_scale("web", namespace, {"spec": {"replicas": 3}})
         until(lambda: _running_replicas(core, namespace, "web", 3), "scaled back: running", 90)
         until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held again", 30)
+        again = _group_workload(custom, namespace, name) or {}
+        assert again["metadata"]["uid"] == uid and not _on_hold(again), "the same Workload"
         apps.delete_namespaced_stateful_set("web", namespace)
         until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "deleted: freed", 60)
+        until(
+            lambda: _group_workload(custom, namespace, name) is None or None,
+            "the Workload deleted with its StatefulSet",
+            60,
+        )
 
 
 def test_with_the_hub_down_system_pods_are_still_created(

@@ -162,6 +162,10 @@
   - apiGroups: ["apps"]
     resources: ["statefulsets/finalizers"]
     verbs: ["update"]
+  # statefulset: reads Pod objects its jobs reference.
+  - apiGroups: [""]
+    resources: ["pods"]
+    verbs: ["get", "list", "watch"]
   # leaderworkerset.x-k8s.io/leaderworkerset: watched, suspended/resumed; status restored or copied back.
   - apiGroups: ["leaderworkerset.x-k8s.io"]
     resources: ["leaderworkersets"]

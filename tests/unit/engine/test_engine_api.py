@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.api.admission_check import CheckState
 from core.engine.clock import ManualClock
 from core.engine.config import EngineConfig, WaitForPodsReadyConfig
@@ -144,3 +146,34 @@ def test_status_queries() -> None:
     assert e.workload_cluster_queue("ns/a") == "cq"
     assert e.cluster_queue_usage("cq") == {("default", "cpu"): 4000}
     assert e.cluster_queue_names() == ["cq"] and e.local_queue_keys() == ["ns/lq"]
+
+
+def test_a_held_workload_gives_its_quota_back_and_waits_until_released() -> None:
+    e = engine()
+    e.add_workload(wl("serving", 3000, 1))
+    e.add_workload(wl("next", 2000, 2))
+    assert [a.key for a in e.schedule().admitted] == ["ns/serving"]
+    e.schedule()
+    assert e.inadmissible_workloads("cq") == ["ns/next"]
+    held = e.hold("ns/serving", "scaled to zero")["ns/serving"]
+    reserved = held.condition("QuotaReserved")
+    assert reserved is not None and not reserved.status and reserved.reason == "OnHold"
+    assert held.admission is None
+    assert [a.key for a in e.schedule().admitted] == ["ns/next"], "its quota went to next"
+    assert e.queued_workloads("cq") == [] and e.hold("ns/serving", "again") == {}
+    released = e.release_hold("ns/serving")["ns/serving"].condition("QuotaReserved")
+    assert released is not None and released.reason == "Pending"
+    assert e.queued_workloads("cq") == ["ns/serving"]
+    e.finish("ns/next")
+    assert [a.key for a in e.schedule().admitted] == ["ns/serving"]
+
+
+def test_a_workload_held_before_a_restart_stays_held() -> None:
+    e = engine()
+    e.add_workload(wl("serving", 3000))
+    e.schedule()
+    status = e.hold("ns/serving", "scaled to zero")["ns/serving"]
+    restarted = engine()
+    restarted.add_workload(dataclasses.replace(wl("serving", 3000), status=status))
+    assert restarted.queued_workloads("cq") == []
+    assert restarted.schedule().admitted == []
