@@ -5,8 +5,8 @@ hub on a fleet of its own (`fleetq dev conformance --suite S --ci` does the same
 `singlecluster/baseline`'s Jobs, cohorts, fair sharing, kubectl-kueue, the visibility API,
 Pods, Deployments and StatefulSets; `singlecluster/extended`'s JobSet, MPIJob, PyTorchJob,
 JAXJob and TrainJob specs with the real operators. Specs of `ci.skips` are skipped, each
-for the reason given there. Every spec that runs must pass: a failure here is a place where a Kueue user's
-expectations and fleetq part (docs/conformance.md keeps the full table).
+for the reason given there. Every spec that runs must pass: a failure here is a place
+where a Kueue user's expectations and fleetq part (docs/conformance.md keeps the table).
 """
 
 from __future__ import annotations
