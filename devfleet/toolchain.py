@@ -10,14 +10,16 @@ unstamped binary fails loudly here instead of confusingly later in kwokctl.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -497,6 +499,18 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
     return time.monotonic() - started
 
 
+@contextmanager
+def _tool_lock(go_tool: GoTool) -> Iterator[None]:
+    """Held while one tool builds: another checkout on this machine (a second `make test`,
+    an engineer's `fleetq dev tools`) shares the cache and would build into the same
+    staging directory; it waits here and then finds the tool current."""
+    path = go_tool.install_dir.with_name(go_tool.install_dir.name + ".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def _prefixed(progress: Progress, prefix: str) -> Progress:
     return lambda line: progress(f"{prefix} {line}")
 
@@ -534,8 +548,12 @@ def build_tools(names: Sequence[str] | None = None, progress: Progress = print) 
             progress(line)
 
     def build(prefix: str, go_tool: GoTool) -> float:
-        say(f"{prefix} {go_tool.name} {go_tool.version}: building (cold: minutes)")
-        seconds = build_tool(go_tool, _prefixed(say, prefix))
+        with _tool_lock(go_tool):
+            if is_current(go_tool):
+                say(f"{prefix} {go_tool.name} {go_tool.version}: built meanwhile by another run")
+                return 0.0
+            say(f"{prefix} {go_tool.name} {go_tool.version}: building (cold: minutes)")
+            seconds = build_tool(go_tool, _prefixed(say, prefix))
         say(f"{prefix} {go_tool.name}: done in {seconds:.0f}s -> {go_tool.install_dir}")
         return seconds
 

@@ -160,3 +160,34 @@ def test_a_patched_build_patches_a_writable_copy_and_replaces_the_module_with_it
     assert f"replace example.com/m v1.0.0 => {copy}" in (staging / "build.mod").read_text()
     assert (staging / "build.sum").exists()
     source.chmod(0o755)
+
+
+def test_two_runs_building_one_tool_at_once_build_it_once(
+    tools_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two checkouts share the tool cache; the second waits for the first's build."""
+    import threading
+    import time
+
+    builds: list[str] = []
+
+    def fake_build(go_tool: toolchain.GoTool, progress: toolchain.Progress) -> float:
+        builds.append(go_tool.name)
+        time.sleep(0.2)
+        go_tool.install_dir.mkdir(parents=True, exist_ok=True)
+        (go_tool.install_dir / "helm").write_text("#!/bin/sh\n")
+        (go_tool.install_dir / ".stamp").write_text(go_tool.stamp() + "\n")
+        return 1.0
+
+    monkeypatch.setattr(toolchain, "build_tool", fake_build)
+    lines: list[str] = []
+    runs = [
+        threading.Thread(target=build_tools, args=(["helm"],), kwargs={"progress": lines.append})
+        for _ in range(2)
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert builds == ["helm"]
+    assert any("built meanwhile by another run" in line for line in lines)
