@@ -16,8 +16,9 @@ more (docs/conformance.md):
   operator's Deployment in upstream's namespace for it);
 - a work tree shaped like upstream's checkout (a `Makefile` marks the project root,
   `bin/kubectl-kueue`, `hack/testing/agnhost/Dockerfile` copied from the module), so the
-  suite's relative paths resolve; then the binary with a label filter, a JUnit report and
-  a summary (`conformance_report`).
+  suite's relative paths resolve; then the binary under the ginkgo CLI (parallel
+  processes, as upstream runs it) with a label filter, a JUnit report and a summary
+  (`conformance_report`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ class ConformanceOptions:
     skip: tuple[str, ...] = ()
     """Spec-name regexps ginkgo skips (each reported in the JUnit report as skipped)."""
     suite_timeout: str = "20m"
+    procs: int = 4
+    """Parallel ginkgo processes, as upstream's e2e targets run its single-cluster suites
+    (E2E_NPROCS=4); specs marked Serial still run alone, at the end."""
     keep: bool = False
     """Leave the fleet and the hub running afterwards."""
 
@@ -124,17 +128,18 @@ def conformance_fleet_spec() -> FleetSpec:
 
 
 def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
-    """The ginkgo flags of one run (pure, for the tests)."""
+    """The ginkgo CLI's flags of one run (pure, for the tests)."""
     args = [
-        f"--ginkgo.label-filter={options.effective_label_filter}",
-        f"--ginkgo.junit-report={junit}",
-        f"--ginkgo.timeout={options.suite_timeout}",
-        "--ginkgo.no-color",
-        "--ginkgo.v",
+        f"--procs={options.procs}",
+        f"--label-filter={options.effective_label_filter}",
+        f"--junit-report={junit}",
+        f"--timeout={options.suite_timeout}",
+        "--no-color",
+        "-v",
     ]
     if options.focus:
-        args.append(f"--ginkgo.focus={options.focus}")
-    args += [f"--ginkgo.skip={pattern}" for pattern in options.skip]
+        args.append(f"--focus={options.focus}")
+    args += [f"--skip={pattern}" for pattern in options.skip]
     return args
 
 
@@ -448,8 +453,16 @@ def _run_suite(
     artifacts.mkdir()
     junit = workdir / suite.junit_name
     log = workdir / "suite.log"
-    args = [str(binary), *suite_arguments(options, junit)]
-    say(f"running {suite.binary} ({options.effective_label_filter!r}); log {log}")
+    # The ginkgo CLI runs a precompiled suite in the binary's own directory: link it into
+    # the suite's package dir so upstream's relative paths resolve as in its checkout.
+    linked = cwd / suite.binary
+    linked.unlink(missing_ok=True)
+    linked.symlink_to(binary)
+    args = [str(conformance.binary("ginkgo")), "run", *suite_arguments(options, junit), str(linked)]
+    say(
+        f"running {suite.binary} ({options.effective_label_filter!r}, {options.procs} processes);"
+        f" log {log}"
+    )
     started = time.monotonic()
     with log.open("w") as out:
         done = subprocess.run(

@@ -93,6 +93,12 @@ def register(commands: Any) -> None:
     )
     conformance.add_argument("--timeout", default="20m", help="ginkgo suite timeout (default: 20m)")
     conformance.add_argument(
+        "--procs",
+        type=int,
+        default=4,
+        help="parallel ginkgo processes (default: 4, as upstream's e2e targets; 1: one by one)",
+    )
+    conformance.add_argument(
         "--keep", action="store_true", help="leave the fleet and the hub running afterwards"
     )
     conformance.add_argument(
@@ -182,6 +188,7 @@ def _conformance(args: argparse.Namespace) -> int:
         focus=args.focus,
         skip=tuple(args.skip) + (tuple(suite.ci.skips) if args.ci else ()),
         suite_timeout=args.timeout,
+        procs=args.procs,
         keep=args.keep,
     )
     try:

@@ -87,17 +87,17 @@ def test_suite_arguments_carry_filter_report_timeout_and_focus(tmp_path: Path) -
     junit = tmp_path / "junit.xml"
     options = ConformanceOptions(label_filter="feature:job", focus="unsuspend", suite_timeout="5m")
     args = suite_arguments(options, junit)
-    assert "--ginkgo.label-filter=feature:job" in args
-    assert f"--ginkgo.junit-report={junit}" in args
-    assert "--ginkgo.timeout=5m" in args
-    assert "--ginkgo.focus=unsuspend" in args
-    assert not any(
-        a.startswith("--ginkgo.focus") for a in suite_arguments(ConformanceOptions(), junit)
-    )
+    assert "--label-filter=feature:job" in args
+    assert f"--junit-report={junit}" in args
+    assert "--timeout=5m" in args
+    assert "--focus=unsuspend" in args
+    assert "--procs=4" in args  # upstream's E2E_NPROCS for the single-cluster suites
+    assert not any(a.startswith("--focus") for a in suite_arguments(ConformanceOptions(), junit))
+    assert "--procs=1" in suite_arguments(ConformanceOptions(procs=1), junit)
     skipping = suite_arguments(ConformanceOptions(skip=("a b", "c")), junit)
-    assert [a for a in skipping if a.startswith("--ginkgo.skip")] == [
-        "--ginkgo.skip=a b",
-        "--ginkgo.skip=c",
+    assert [a for a in skipping if a.startswith("--skip")] == [
+        "--skip=a b",
+        "--skip=c",
     ]
 
 
@@ -209,7 +209,7 @@ def test_each_suite_has_its_binary_its_default_filter_and_its_upstream_configura
     extended = suite_named("extended")
     assert extended is EXTENDED and suite_named("singlecluster/extended") is EXTENDED
     args = suite_arguments(ConformanceOptions(suite=extended), Path("/r.xml"))
-    assert f"--ginkgo.label-filter={EXTENDED.default_label_filter}" in args
+    assert f"--label-filter={EXTENDED.default_label_filter}" in args
     assert "feature:appwrapper" not in EXTENDED.default_label_filter  # fleetq has no kind
     assert EXTENDED.junit_name == "junit-singlecluster-extended.xml"
     with pytest.raises(KeyError, match="unknown suite 'multikueue'; choose one of: baseline"):
