@@ -30,7 +30,7 @@ tools: install
 
 # The tools the fleet, the tests and the demo need: upstream Kueue at both tested versions
 # (kueue = v0.19.2, kueue-v0.17 = v0.17.0) for the interop tests and benchmarks.
-FLEET_TOOLS ?= kubernetes etcd kwok helm kueue kueue-v0.17 jobset conformance kuberay trainer training-operator mpi-operator lws
+FLEET_TOOLS ?= kubernetes etcd kwok helm kueue kueue-v0.17 jobset conformance ginkgo kuberay trainer training-operator mpi-operator lws
 fleet-tools: install
 	$(BIN)/fleetq dev tools $(FLEET_TOOLS)
 
@@ -77,7 +77,7 @@ fleet-down: install
 # Upstream Kueue's e2e suites and kubectl-kueue (in FLEET_TOOLS too: `make test` runs a
 # slice of singlecluster/baseline) and a run of it against fleetq (docs/conformance.md).
 conformance-tools: install
-	$(BIN)/fleetq dev tools conformance
+	$(BIN)/fleetq dev tools conformance ginkgo
 
 conformance: install
 	$(BIN)/fleetq dev conformance $(CONFORMANCE_ARGS)

@@ -65,7 +65,7 @@ from devfleet.upstream_kueue import kubectl
 
 Say = Callable[[str], None]
 
-FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance")
+FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance", "ginkgo")
 """The tools every suite needs; a suite's operators add theirs."""
 VISIBILITY_SERVICE = "kueue-visibility-server"
 """Upstream's name for the Service behind its visibility APIService."""
@@ -458,7 +458,7 @@ def _run_suite(
     linked = cwd / suite.binary
     linked.unlink(missing_ok=True)
     linked.symlink_to(binary)
-    args = [str(conformance.binary("ginkgo")), "run", *suite_arguments(options, junit), str(linked)]
+    args = [str(binary_path("ginkgo")), "run", *suite_arguments(options, junit), str(linked)]
     say(
         f"running {suite.binary} ({options.effective_label_filter!r}, {options.procs} processes);"
         f" log {log}"

@@ -46,8 +46,9 @@ version upstream Kueue v0.19.2 builds and tests against (docs/kubeflow.md)."""
 MPI_OPERATOR_VERSION = "v0.6.0"
 LWS_VERSION = "v0.7.0"
 CONFORMANCE_KUEUE_VERSION = "v0.19.2"
-GINKGO_VERSION = "2.32.0"
-"""The ginkgo of tools/go/conformance/go.mod (the suites' library and the CLI alike)."""
+GINKGO_VERSION = "v2.32.0"
+"""The ginkgo library the conformance suites link (tools/go/conformance/go.mod): its CLI
+runs them (tools/go/ginkgo)."""
 
 
 def tools_cache_dir() -> Path:
@@ -101,9 +102,6 @@ class GoTool:
     ldflags: tuple[str, ...] = ()
     test_binaries: tuple[tuple[str, str], ...] = ()
     """(binary, package) pairs compiled with `go test -c`: test-only packages (e2e suites)."""
-    commands: tuple[tuple[str, str], ...] = ()
-    """(binary, package) pairs built one by one with `go build -o`: further commands of the
-    same module whose package is not named like the binary (the ginkgo CLI)."""
     on_request: bool = False
     """Built only when named (`fleetq dev tools NAME`), never by a build of every tool."""
     family: str = ""
@@ -133,7 +131,6 @@ class GoTool:
         digest.update(" ".join(self.ldflags).encode())
         digest.update(" ".join(self.packages).encode())
         digest.update(" ".join(f"{b}={p}" for b, p in self.test_binaries).encode())
-        digest.update(" ".join(f"{b}={p}" for b, p in self.commands).encode())
         if self.module_patch is not None:
             digest.update((self.module_dir / self.module_patch.patch_file).read_bytes())
         return digest.hexdigest()[:16]
@@ -329,11 +326,7 @@ TOOLS: tuple[GoTool, ...] = (
             "singlecluster-baseline.test",
             "singlecluster-extended.test",
             "multikueue-baseline.test",
-            "ginkgo",
         ),
-        # The ginkgo CLI runs a suite's specs in parallel processes, as upstream's e2e
-        # targets do (--procs); the library the suites link is the same version.
-        commands=(("ginkgo", "github.com/onsi/ginkgo/v2/ginkgo"),),
         test_binaries=(
             ("singlecluster-baseline.test", "sigs.k8s.io/kueue/test/e2e/singlecluster/baseline"),
             ("singlecluster-extended.test", "sigs.k8s.io/kueue/test/e2e/singlecluster/extended"),
@@ -349,9 +342,19 @@ TOOLS: tuple[GoTool, ...] = (
                 "singlecluster-extended.test",
                 "multikueue-baseline.test",
             )
-        }
-        | {"ginkgo": VersionCheck(("version",), f"Ginkgo Version {GINKGO_VERSION}")},
+        },
         ldflags=(f"-X sigs.k8s.io/kueue/pkg/version.GitVersion={CONFORMANCE_KUEUE_VERSION}",),
+        on_request=True,
+    ),
+    GoTool(
+        # The ginkgo CLI: runs the conformance suites' precompiled binaries in parallel
+        # processes, as upstream's e2e targets do (--procs). Its own wrapper module and
+        # cache directory, so the conformance binaries do not rebuild for it.
+        name="ginkgo",
+        version=GINKGO_VERSION,
+        packages=("github.com/onsi/ginkgo/v2/ginkgo",),
+        binaries=("ginkgo",),
+        checks={"ginkgo": VersionCheck(("version",), f"Ginkgo Version {GINKGO_VERSION[1:]}")},
         on_request=True,
     ),
 )
@@ -492,14 +495,9 @@ def build_tool(go_tool: GoTool, progress: Progress) -> float:
     output = staging / go_tool.binaries[0] if len(go_tool.packages) == 1 else f"{staging}/"
     cmd = ["go", "build", "-trimpath", *modfile_flags, "-ldflags", ldflags, "-o", str(output)]
     cmd += list(go_tool.packages)
-    separate = {**dict(go_tool.test_binaries), **dict(go_tool.commands)}
-    built = [b for b in go_tool.binaries if b not in separate]
+    built = [b for b in go_tool.binaries if b not in dict(go_tool.test_binaries)]
     progress(f"{go_tool.name} {go_tool.version}: go build {' '.join(built)}")
     _run(cmd, cwd=go_tool.module_dir, env=_go_env())
-    for binary, package in go_tool.commands:
-        progress(f"{go_tool.name} {go_tool.version}: go build {binary}")
-        command_cmd = ["go", "build", "-trimpath", *modfile_flags, "-ldflags", ldflags]
-        _run([*command_cmd, "-o", str(staging / binary), package], go_tool.module_dir, _go_env())
     for binary, package in go_tool.test_binaries:
         # One at a time: a test binary links all of its package's dependencies.
         progress(f"{go_tool.name} {go_tool.version}: go test -c {package}")

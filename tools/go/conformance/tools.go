@@ -14,7 +14,6 @@ import (
 	_ "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	_ "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	_ "github.com/onsi/ginkgo/v2"
-	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "github.com/onsi/gomega"
 	_ "github.com/project-codeflare/appwrapper/api/v1beta2"
 	_ "github.com/prometheus/client_golang/api/prometheus/v1"
