@@ -418,6 +418,9 @@ class Workload:
     reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
     # The kueue.x-k8s.io/job-uid label, quoted in preemption messages.
     job_uid: str = ""
+    replaces: str | None = None
+    """Key of the workload slice this one replaces (an elastic job scaled up): admitted,
+    it takes that slice's quota as its own, and the replaced slice is finished."""
     status: WorkloadStatus | None = None
 
     @property
