@@ -92,6 +92,7 @@ from integrations.framework.workload_matching import (
     adopt_prebuilt_workload,
     match_workloads,
 )
+from integrations.framework.workload_slicing import as_slice, plan_slices, slices_enabled
 
 Store = ObjectStore[dict[str, Any]]
 ORPHAN_FINALIZER = "orphan"
@@ -168,6 +169,9 @@ class JobManagement:
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
     wait_for_pods_ready: bool = False
+    elastic_jobs: bool = True
+    """ElasticJobsViaWorkloadSlices: an opted-in job of a kind that supports it is resized
+    through Workload slices (`core.manager.elastic_jobs`)."""
     build: WorkloadBuildOptions = field(default_factory=WorkloadBuildOptions)
 
 
@@ -430,9 +434,12 @@ class JobController:
             if workload_obj is not None:
                 await self._drive(job, workload_obj, log)
             return
+        kind = self.kind
+        elastic = slices_enabled(kind, job, self.management.elastic_jobs)
+        if elastic and not is_composed and await self._reconcile_slices(job, mine, log):
+            return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
-        kind = self.kind
         match = match_workloads(
             kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
         )
@@ -456,6 +463,43 @@ class JobController:
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
 
+    async def _reconcile_slices(self, job: Json, mine: list[Json], log: Any) -> bool:
+        """An elastic job's Workload slices (`framework.workload_slicing`); False when its
+        pod sets no longer match them and the ordinary rules take over."""
+        active: list[Json] = []
+        for obj in mine:
+            if condition_true(status_of(obj), Cond.FINISHED):
+                if RESOURCE_IN_USE_FINALIZER in finalizers_of(obj):
+                    await self.actions.release_workload(obj)  # a replaced slice
+            else:
+                active.append(obj)
+        decoded = [decode(Workload, w) for w in active]
+        by_name = {w.metadata.name: obj for w, obj in zip(decoded, active, strict=True)}
+        plan = plan_slices(self.kind, job, decoded)
+        for workload, reason, message in plan.finish:
+            log.info("job.finish_slice", workload=workload.metadata.name, reason=reason.value)
+            self.host.finish(
+                object_key(by_name[workload.metadata.name]),
+                succeeded=False,
+                message=message,
+                reason=reason,
+            )
+        if not plan.compatible:
+            return False
+        if plan.create_first or plan.create_replacing is not None:
+            if self.kind.finished(job) is None:
+                await self._create(job, log, replaces=plan.create_replacing)
+            return True
+        if plan.drive is None:
+            return True
+        driven = by_name[plan.drive.metadata.name]
+        if plan.resize is not None:
+            log.info("job.resize_slice", workload=plan.drive.metadata.name, counts=plan.resize)
+            await self.actions.resize_workload(job, driven, plan.resize)
+            return True
+        await self._drive(job, driven, log, elastic=True)
+        return True
+
     def _finish_orphaned(self, workload: Json) -> None:
         """A job being deleted finishes its Workload first (upstream's
         FinishOrphanedWorkloads): deleted with orphan propagation, the Workload stays and
@@ -469,7 +513,7 @@ class JobController:
             reason=WorkloadReason.OWNER_NOT_FOUND,
         )
 
-    async def _create(self, job: Json, log: Any) -> None:
+    async def _create(self, job: Json, log: Any, *, replaces: Workload | None = None) -> None:
         try:
             workload = build_workload(
                 self.kind, job, self._priority_classes(), self.management.build
@@ -477,6 +521,10 @@ class JobController:
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
+        if slices_enabled(self.kind, job, self.management.elastic_jobs):
+            workload = as_slice(
+                self.kind, job, workload, replaces, max_length=self.management.build.max_name_length
+            )
         parts = composed(self.kind)
         if parts is not None and parts.members_of(job):
             workload = parts.composed_workload(workload, job)
@@ -536,8 +584,11 @@ class JobController:
                 return gvk == self.kind.resource.gvk
         return True
 
-    async def _drive(self, job: Json, workload_obj: Json, log: Any) -> None:
-        """One step for a job and the Workload that matches it."""
+    async def _drive(
+        self, job: Json, workload_obj: Json, log: Any, *, elastic: bool = False
+    ) -> None:
+        """One step for a job and the Workload that matches it. An `elastic` job's slice
+        waiting for admission (a scale-up) leaves the running job alone."""
         kind = self.kind
         key = object_key(workload_obj)
         status = status_of(workload_obj)
@@ -586,7 +637,7 @@ class JobController:
             ):
                 await self.actions.set_workload_queue(workload_obj, queue)
             return
-        if not condition_true(status, Cond.ADMITTED):
+        if not condition_true(status, Cond.ADMITTED) and not elastic:
             await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
 
     def _objects(self, job: Json, after: Json) -> list[tuple[Json, Json]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from core.api.meta import ConditionStatus
 from core.api.quantity import is_quantity, parse_quantity
 from core.api.validation.field_errors import (
@@ -31,6 +33,7 @@ from core.api.workload import (
     Workload,
 )
 from core.api.workload_conditions import WorkloadConditionType
+from core.api.workload_slices import ELASTIC_JOB_ANNOTATION, ELASTIC_JOB_ENABLED
 
 # Upstream's (apimachinery's) wording for a quantity below zero.
 NEGATIVE_QUANTITY_MESSAGE = "must be greater than or equal to 0"
@@ -221,12 +224,29 @@ def _usage_divisible(
     return errors
 
 
+def _pod_sets_same_or_scaled_down(old: Workload, new: Workload) -> bool:
+    """Pod sets unchanged, or (an elastic job's Workload, upstream's workload slices) only
+    their counts lowered: a scale-down shrinks the admitted Workload in place."""
+    if new.spec.pod_sets == old.spec.pod_sets:
+        return True
+    if new.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) != ELASTIC_JOB_ENABLED:
+        return False
+    if len(new.spec.pod_sets) != len(old.spec.pod_sets):
+        return False
+    for before, after in zip(old.spec.pod_sets, new.spec.pod_sets, strict=True):
+        if after.count > before.count:
+            return False
+        if msgspec.structs.replace(after, count=before.count) != before:
+            return False
+    return True
+
+
 def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
     errors = validate_workload(new, old)
     spec_path = ROOT.child("spec")
     status_path = ROOT.child("status")
     old_reserved, new_reserved = quota_reserved(old), quota_reserved(new)
-    if old_reserved and new.spec.pod_sets != old.spec.pod_sets:
+    if old_reserved and not _pod_sets_same_or_scaled_down(old, new):
         errors.append(invalid(spec_path.child("podSets"), "cannot change while quota is reserved"))
     if old_reserved and new_reserved and old.spec.queue_name != new.spec.queue_name:
         errors.append(
