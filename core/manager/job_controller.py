@@ -22,6 +22,11 @@ reconciler order:
 - the job's WorkloadPriorityClass label changed: the Workload takes the new class;
 - the Workload is admitted and the job suspended: start it on the admitted flavors;
 - the job runs without admission: stop it.
+An elastic job (`framework.workload_slicing`: the ElasticJobsViaWorkloadSlices gate, a
+`ResizesInSlices` kind, the job's `kueue.x-k8s.io/elastic-job` annotation; not one
+MultiKueue dispatches) is matched by pod counts alone: a lower count resizes its Workload
+in place, a higher one on a Workload holding quota creates a slice replacing it (the
+engine swaps them), and it is never stopped for a slice still waiting.
 A kind that starts in several writes (`framework.staged_start.StartsInSteps`) has them run
 in order. For a kind reading referenced objects (`ReadsReferencedObjects`), a change of
 one reconciles the job owning it (a child the kind creates, like a TrainJob's JobSet), or
@@ -435,8 +440,7 @@ class JobController:
                 await self._drive(job, workload_obj, log)
             return
         kind = self.kind
-        elastic = slices_enabled(kind, job, self.management.elastic_jobs)
-        if elastic and not is_composed and await self._reconcile_slices(job, mine, log):
+        if not is_composed and self._elastic(job) and await self._reconcile_slices(job, mine, log):
             return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
@@ -462,6 +466,15 @@ class JobController:
                 await self._release_job(job)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
+
+    def _elastic(self, job: Json) -> bool:
+        """Whether the job is resized through Workload slices. Slices of a MultiKueue job
+        would each be dispatched (a second remote copy): it is resized the ordinary way
+        (stopped and queued again) until slices follow it to the worker."""
+        return (
+            slices_enabled(self.kind, job, self.management.elastic_jobs)
+            and self.kind.managed_by(job) != MULTIKUEUE_MANAGED_BY
+        )
 
     async def _reconcile_slices(self, job: Json, mine: list[Json], log: Any) -> bool:
         """An elastic job's Workload slices (`framework.workload_slicing`); False when its
@@ -521,7 +534,7 @@ class JobController:
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
-        if slices_enabled(self.kind, job, self.management.elastic_jobs):
+        if self._elastic(job) and composed(self.kind) is None:
             workload = as_slice(
                 self.kind, job, workload, replaces, max_length=self.management.build.max_name_length
             )
