@@ -463,6 +463,8 @@ class CycleResult:
 
     admitted: list[AdmittedWorkload] = field(default_factory=list)
     preempted: list[PreemptionRecord] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
+    """Workload slices finished because a slice replacing them was admitted: key -> CQ."""
     changed: dict[str, WorkloadStatus] = field(default_factory=dict)
     heads: int = 0
     tried: frozenset[str] = frozenset()

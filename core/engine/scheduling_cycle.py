@@ -357,6 +357,7 @@ class SchedulingCycle:
         admission = assignment.to_admission(cq.name)
         if old is not None:
             retire(self.lifecycle, old)  # its quota becomes the new slice's
+            self.result.replaced[old.key] = cq.name
         self.lifecycle.reserve(e.ws, cq, admission)
         self.result.admitted.append(AdmittedWorkload(key=e.ws.key, admission=admission))
 

@@ -79,6 +79,7 @@ def test_a_slice_replacing_an_admitted_one_needs_only_the_difference_and_finishe
     result = engine.schedule()
     assert [a.key for a in result.admitted] == ["ns/new"]
     assert not result.preempted
+    assert result.replaced == {"ns/old": "cq"}
     assert _finished_reason(engine, "ns/old") == WorkloadReason.WORKLOAD_SLICE_REPLACED
     assert _cpu(engine) == {"default": 3000}
 
