@@ -97,7 +97,7 @@ def validate_workload(wl: Workload, old: Workload | None = None) -> list[FieldEr
                     f"group {ref.group} requires kind {_EXPECTED_KIND[ref.group]}",
                 )
             )
-    errors.extend(_validate_status(wl))
+    errors.extend(_validate_status(wl, old))
     return errors
 
 
@@ -149,7 +149,32 @@ def _pod_set_resources(template: dict[str, Any], path: FieldPath) -> list[FieldE
     return errors
 
 
-def _validate_status(wl: Workload) -> list[FieldError]:
+def _elastic(wl: Workload) -> bool:
+    return wl.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ENABLED
+
+
+def _stale_reclaimable(wl: Workload, old: Workload | None, name: str, count: int) -> bool:
+    """A reclaimable count left above its pod set's count by an elastic scale-down and not
+    changed since: it converges once the job reports again (upstream's kueue#12670)."""
+    if old is None or not _elastic(wl):
+        return False
+    return any(r.name == name and r.count == count for r in old.status.reclaimable_pods)
+
+
+def _scaled_down_pod_sets(wl: Workload) -> set[str]:
+    """Pod sets of an elastic Workload now counting fewer pods than it was admitted with."""
+    admission = wl.status.admission
+    if not _elastic(wl) or admission is None:
+        return set()
+    counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
+    return {
+        psa.name
+        for psa in admission.pod_set_assignments
+        if psa.count is not None and psa.count > counts.get(psa.name, psa.count)
+    }
+
+
+def _validate_status(wl: Workload, old: Workload | None = None) -> list[FieldError]:
     status = wl.status
     path = ROOT.child("status")
     errors: list[FieldError] = []
@@ -183,7 +208,9 @@ def _validate_status(wl: Workload) -> list[FieldError]:
         pod_set = pod_sets.get(reclaimable.name)
         if pod_set is None:
             errors.append(not_found(item.child("name"), f"no pod set named {reclaimable.name!r}"))
-        elif reclaimable.count > pod_set.count:
+        elif reclaimable.count > pod_set.count and not _stale_reclaimable(
+            wl, old, reclaimable.name, reclaimable.count
+        ):
             errors.append(
                 invalid(
                     item.child("count"),
@@ -316,8 +343,12 @@ def _cluster_name_update(old: Workload, new: Workload, path: FieldPath) -> list[
 def _reclaimable_update(old: Workload, new: Workload, path: FieldPath) -> list[FieldError]:
     before = {r.name: r.count for r in old.status.reclaimable_pods}
     after = {r.name: r.count for r in new.status.reclaimable_pods}
+    # An elastic job's scaled-down pod set re-derives its count (kueue#12670, #12958).
+    scaled_down = _scaled_down_pod_sets(new)
     errors: list[FieldError] = []
     for name, count in before.items():
+        if name in scaled_down:
+            continue
         if name not in after:
             errors.append(required(path.key(name), "cannot be removed while quota is reserved"))
         elif after[name] < count:
