@@ -14,6 +14,7 @@ import pytest
 
 from core.kube.resources import JOBS
 from core.manager import watched_kinds as kinds
+from tests.builders.job import Job
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -46,7 +47,10 @@ async def test_an_elastic_job_grows_through_a_replacing_slice_and_shrinks_in_pla
     flavor = await cluster.flavor("rf", {})
     cq = await cluster.cluster_queue("elastic", flavor, "4")
     lq = await cluster.local_queue("main", cq)
-    await cluster.job("grow", lq, cpu="1", parallelism=2, annotations=ELASTIC)
+    # Ten completions, two at a time: parallelism is what may change (no webhook runs
+    # here, so the Job is created suspended, as it would make it).
+    job = Job("grow").queue(lq).annotations(ELASTIC).suspend().parallelism(2).completions(10)
+    await cluster.create(JOBS, job.request("cpu", "1").obj())
 
     async def first_admitted() -> dict[str, Any] | None:
         found = await _workloads(cluster, "grow")
