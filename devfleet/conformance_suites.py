@@ -90,10 +90,6 @@ BASELINE: Final = Suite(
             " || feature:statefulset"
         ),
         skips={
-            "after scale-up": (
-                "elastic Jobs (ElasticJobsViaWorkloadSlices): workload slices are not built"
-            ),
-            "Scaling down an elastic Indexed Job": "elastic Jobs: workload slices are not built",
             "Failed Pod can be replaced in group": (
                 "fleetq gap: a deleted member of a running group is not kept (Failed, finalizer"
                 " held) until its replacement comes; no WaitingForReplacementPods condition"
@@ -107,7 +103,7 @@ BASELINE: Final = Suite(
                 " update (upstream lets it join the group)"
             ),
         },
-        min_passed=43,
+        min_passed=45,
     ),
 )
 EXTENDED: Final = Suite(

@@ -30,6 +30,7 @@ from core.api import kube_time
 from core.api.admission_check import AdmissionCheckConditionType, CheckState
 from core.api.json_types import Json
 from core.api.topology_assignment import DelayedTopologyRequestState
+from core.api.workload_slices import replacement_for
 from core.engine.model import (
     Admission,
     AdmissionCheck,
@@ -391,6 +392,7 @@ def workload_from_manifest(
         maximum_execution_time_seconds=int(max_exec) if max_exec is not None else None,
         reclaimable_pods=reclaimable,
         job_uid=str((meta.get("labels") or {}).get(JOB_UID_LABEL, "")),
+        replaces=replacement_for(obj),
         status=workload_status_from_dict(status_data) if status_data else None,
     )
 

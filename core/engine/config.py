@@ -56,3 +56,6 @@ class EngineConfig:
     # job controller that stops pods instantly). False: the driver calls
     # Engine.complete_eviction(key) once the job's pods are gone, as upstream waits for.
     release_quota_on_eviction: bool = True
+    # ElasticJobsViaWorkloadSlices: a workload naming the slice it `replaces` is admitted
+    # with that slice's usage counted as its own (False: the link is ignored).
+    workload_slices: bool = True

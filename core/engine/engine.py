@@ -531,6 +531,12 @@ class Engine:
             self._count_requests(ws)
             ws.last_assignment = None
             requeue = True
+            if ws.usage_cq is not None:
+                # An elastic job scaled down in place: it holds only what it now counts.
+                self._life.recharge(ws)
+                cq = state.cqs.get(ws.usage_cq)
+                if cq is not None:
+                    flush_inadmissible(state, cq)
         if requeue and ws.where != Where.NOWHERE:
             enqueue(state, ws)
         return self._drain()

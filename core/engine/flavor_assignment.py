@@ -17,7 +17,7 @@ default, 1 more needed") and where the search stopped, so a retry resumes after 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -220,7 +220,7 @@ class Assignment:
 class FlavorAssigner:
     """Assigns flavors for one workload against one ClusterQueue's current quota."""
 
-    __slots__ = ("cq", "fair_sharing", "flavors", "oracle", "state", "ws")
+    __slots__ = ("cq", "fair_sharing", "flavors", "kept_flavors", "oracle", "state", "ws")
 
     def __init__(
         self,
@@ -231,8 +231,12 @@ class FlavorAssigner:
         fair_sharing: bool,
         oracle: PreemptionOracle,
         state: ClusterState | None = None,
+        kept_flavors: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.ws = ws
+        # Pod set -> resource -> flavor a replaced workload slice holds: its pods run
+        # there, so the slice replacing it stays on the same flavors.
+        self.kept_flavors = kept_flavors or {}
         self.cq = cq
         self.flavors = flavors
         self.fair_sharing = fair_sharing
@@ -369,6 +373,9 @@ class FlavorAssigner:
         if flavor is None:
             return f"flavor {flavor_name} not found"
         pod_set = self.ws.spec.pod_sets[ps_index]
+        kept = self.kept_flavors.get(pod_set.name, {})
+        if any(kept.get(res, flavor_name) != flavor_name for res in group.covered):
+            return f"flavor {flavor_name} is not the one of the replaced workload slice"
         if self.state is not None:
             mismatch = topology_assigner.flavor_mismatch(
                 self.state, self.cq, pod_set, flavor, group.covered

@@ -418,6 +418,9 @@ class Workload:
     reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
     # The kueue.x-k8s.io/job-uid label, quoted in preemption messages.
     job_uid: str = ""
+    replaces: str | None = None
+    """Key of the workload slice this one replaces (an elastic job scaled up): admitted,
+    it takes that slice's quota as its own, and the replaced slice is finished."""
     status: WorkloadStatus | None = None
 
     @property
@@ -460,6 +463,8 @@ class CycleResult:
 
     admitted: list[AdmittedWorkload] = field(default_factory=list)
     preempted: list[PreemptionRecord] = field(default_factory=list)
+    replaced: dict[str, str] = field(default_factory=dict)
+    """Workload slices finished because a slice replacing them was admitted: key -> CQ."""
     changed: dict[str, WorkloadStatus] = field(default_factory=dict)
     heads: int = 0
     tried: frozenset[str] = frozenset()

@@ -49,6 +49,7 @@ from core.engine.quota_tree import (
 )
 from core.engine.resource_validation import resource_validation_message
 from core.engine.topology_state import TasUsage
+from core.engine.workload_slices import kept_flavors, replaced_slice, retire, set_aside
 from core.engine.workload_state import WorkloadState
 
 PENDING = WorkloadReason.PENDING.value
@@ -152,7 +153,8 @@ class SchedulingCycle:
             elif (invalid := invalid_resources(ws)) is not None:
                 entry.message = invalid
             else:
-                assignment, targets = self._assignments(ws, cq)
+                with set_aside(self.state, replaced_slice(self.state, ws, cq)):
+                    assignment, targets = self._assignments(ws, cq)
                 entry.assignment = assignment
                 entry.targets = targets
                 entry.message = assignment.message()
@@ -170,6 +172,7 @@ class SchedulingCycle:
             fair_sharing=self.fair,
             oracle=self.preemptor.simulate,
             state=self.state,
+            kept_flavors=kept_flavors(replaced_slice(self.state, ws, cq)),
         )
 
     def _targets(
@@ -317,16 +320,18 @@ class SchedulingCycle:
         if any(t.ws.key in preempted for t in e.targets):
             self._skip(e, "Workload has overlapping preemption targets with another workload")
             return
-        fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
-        if fit is None and mode == Mode.FIT:
-            # Quota still fits but an earlier entry took the domains: place it again.
-            e.ws.last_assignment = None
-            assignment, e.targets = self._assignments(e.ws, cq)
-            e.assignment = assignment
-            e.message = assignment.message()
-            mode = assignment.mode()
-            if mode != Mode.NO_FIT and (mode == Mode.FIT or e.targets):
-                fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
+        old = replaced_slice(self.state, e.ws, cq)
+        with set_aside(self.state, old):
+            fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
+            if fit is None and mode == Mode.FIT:
+                # Quota still fits but an earlier entry took the domains: place it again.
+                e.ws.last_assignment = None
+                assignment, e.targets = self._assignments(e.ws, cq)
+                e.assignment = assignment
+                e.message = assignment.message()
+                mode = assignment.mode()
+                if mode != Mode.NO_FIT and (mode == Mode.FIT or e.targets):
+                    fit = self._fits_after_removals(cq, assignment, preempted, e.targets)
         if not fit:
             self._skip(e, "Workload no longer fits after processing another workload")
             return
@@ -350,6 +355,9 @@ class SchedulingCycle:
             return
         e.status = EntryStatus.ASSUMED
         admission = assignment.to_admission(cq.name)
+        if old is not None:
+            retire(self.lifecycle, old)  # its quota becomes the new slice's
+            self.result.replaced[old.key] = cq.name
         self.lifecycle.reserve(e.ws, cq, admission)
         self.result.admitted.append(AdmittedWorkload(key=e.ws.key, admission=admission))
 

@@ -39,5 +39,8 @@ def engine_config_for(configuration: Configuration) -> EngineConfig:
             backoff_max_seconds=float(source.requeuing.backoff_max_seconds),
         )
     return EngineConfig(
-        fair_sharing=fair, wait_for_pods_ready=wait, release_quota_on_eviction=False
+        fair_sharing=fair,
+        wait_for_pods_ready=wait,
+        release_quota_on_eviction=False,
+        workload_slices=configuration.feature_gates.elastic_jobs,
     )

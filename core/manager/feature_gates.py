@@ -4,7 +4,9 @@ Upstream reads gates from a command-line flag or the Configuration's `featureGat
 fleetq reads the map and sorts each gate into one of three groups:
 - honoured: the gate changes what fleetq does, as it changes upstream (DisableWaitForPodsReady
   turns off v0.19's default-on waitForPodsReady; MultiKueueIncrementalDispatcherConfig=false
-  makes the Incremental dispatcher ignore `stepSize`, as before v0.19);
+  makes the Incremental dispatcher ignore `stepSize`, as before v0.19;
+  ElasticJobsViaWorkloadSlices=false turns off v0.19's default-on elastic jobs: the
+  `kueue.x-k8s.io/elastic-job` annotation then means nothing);
 - fixed: fleetq always behaves as the gate's v0.19 default (or, for the kubeconfig path
   rules, as the gate's safe setting); asking for the other value is reported;
 - anything else: reported as not supported, never silently dropped.
@@ -19,10 +21,12 @@ from typing import Any
 
 DISABLE_WAIT_FOR_PODS_READY = "DisableWaitForPodsReady"
 INCREMENTAL_DISPATCHER_CONFIG = "MultiKueueIncrementalDispatcherConfig"
+ELASTIC_JOBS = "ElasticJobsViaWorkloadSlices"
 
 HONOURED: Mapping[str, bool] = {
     DISABLE_WAIT_FOR_PODS_READY: False,
     INCREMENTAL_DISPATCHER_CONFIG: True,
+    ELASTIC_JOBS: True,
 }
 """Gate → upstream v0.19's default."""
 
@@ -49,6 +53,7 @@ class FeatureGates:
 
     disable_wait_for_pods_ready: bool = HONOURED[DISABLE_WAIT_FOR_PODS_READY]
     incremental_dispatcher_config: bool = HONOURED[INCREMENTAL_DISPATCHER_CONFIG]
+    elastic_jobs: bool = HONOURED[ELASTIC_JOBS]
 
 
 def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
@@ -75,4 +80,5 @@ def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
     return FeatureGates(
         disable_wait_for_pods_ready=values[DISABLE_WAIT_FOR_PODS_READY],
         incremental_dispatcher_config=values[INCREMENTAL_DISPATCHER_CONFIG],
+        elastic_jobs=values[ELASTIC_JOBS],
     )

@@ -146,6 +146,31 @@ class JobActions:
             f"Updated not matching Workload for suspended job: {object_key(workload)}",
         )
 
+    async def resize_workload(self, job: Json, workload: Json, counts: dict[str, int]) -> None:
+        """Set an elastic job's Workload slice's pod counts (a scale-down, or a slice not
+        yet holding quota), guarded by the version it was planned on."""
+        ops: list[JsonPatchOp] = []
+        for index, pod_set in enumerate((workload.get("spec") or {}).get("podSets") or ()):
+            wanted = counts.get(str(pod_set.get("name")))
+            if wanted is not None and wanted != pod_set.get("count"):
+                path = f"/spec/podSets/{index}/count"
+                ops.append({"op": "replace", "path": path, "value": wanted})
+        if not ops:
+            return
+        await self.client.patch(
+            kinds.WORKLOADS,
+            name_of(workload),
+            guarded(resource_version_of(workload), ops),
+            patch_type=PatchType.JSON,
+            namespace=namespace_of(workload),
+            field_manager=FIELD_MANAGER,
+        )
+        self._event(
+            job,
+            EventReason.UPDATED_WORKLOAD,
+            f"Resized Workload slice {object_key(workload)}: {counts}",
+        )
+
     async def set_workload_priority(self, workload: Json, class_name: str, value: int) -> None:
         """Point the Workload at another WorkloadPriorityClass, with that class's value."""
         await self.client.patch(

@@ -22,6 +22,11 @@ reconciler order:
 - the job's WorkloadPriorityClass label changed: the Workload takes the new class;
 - the Workload is admitted and the job suspended: start it on the admitted flavors;
 - the job runs without admission: stop it.
+An elastic job (`framework.workload_slicing`: the ElasticJobsViaWorkloadSlices gate, a
+`ResizesInSlices` kind, the job's `kueue.x-k8s.io/elastic-job` annotation; not one
+MultiKueue dispatches) is matched by pod counts alone: a lower count resizes its Workload
+in place, a higher one on a Workload holding quota creates a slice replacing it (the
+engine swaps them), and it is never stopped for a slice still waiting.
 A kind that starts in several writes (`framework.staged_start.StartsInSteps`) has them run
 in order. For a kind reading referenced objects (`ReadsReferencedObjects`), a change of
 one reconciles the job owning it (a child the kind creates, like a TrainJob's JobSet), or
@@ -92,6 +97,7 @@ from integrations.framework.workload_matching import (
     adopt_prebuilt_workload,
     match_workloads,
 )
+from integrations.framework.workload_slicing import as_slice, plan_slices, slices_enabled
 
 Store = ObjectStore[dict[str, Any]]
 ORPHAN_FINALIZER = "orphan"
@@ -168,6 +174,9 @@ class JobManagement:
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
     wait_for_pods_ready: bool = False
+    elastic_jobs: bool = True
+    """ElasticJobsViaWorkloadSlices: an opted-in job of a kind that supports it is resized
+    through Workload slices (`core.manager.elastic_jobs`)."""
     build: WorkloadBuildOptions = field(default_factory=WorkloadBuildOptions)
 
 
@@ -430,9 +439,11 @@ class JobController:
             if workload_obj is not None:
                 await self._drive(job, workload_obj, log)
             return
+        kind = self.kind
+        if not is_composed and self._elastic(job) and await self._reconcile_slices(job, mine, log):
+            return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
-        kind = self.kind
         match = match_workloads(
             kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
         )
@@ -456,6 +467,52 @@ class JobController:
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
 
+    def _elastic(self, job: Json) -> bool:
+        """Whether the job is resized through Workload slices. Slices of a MultiKueue job
+        would each be dispatched (a second remote copy): it is resized the ordinary way
+        (stopped and queued again) until slices follow it to the worker."""
+        return (
+            slices_enabled(self.kind, job, self.management.elastic_jobs)
+            and self.kind.managed_by(job) != MULTIKUEUE_MANAGED_BY
+        )
+
+    async def _reconcile_slices(self, job: Json, mine: list[Json], log: Any) -> bool:
+        """An elastic job's Workload slices (`framework.workload_slicing`); False when its
+        pod sets no longer match them and the ordinary rules take over."""
+        active: list[Json] = []
+        for obj in mine:
+            if condition_true(status_of(obj), Cond.FINISHED):
+                if RESOURCE_IN_USE_FINALIZER in finalizers_of(obj):
+                    await self.actions.release_workload(obj)  # a replaced slice
+            else:
+                active.append(obj)
+        decoded = [decode(Workload, w) for w in active]
+        by_name = {w.metadata.name: obj for w, obj in zip(decoded, active, strict=True)}
+        plan = plan_slices(self.kind, job, decoded)
+        for workload, reason, message in plan.finish:
+            log.info("job.finish_slice", workload=workload.metadata.name, reason=reason.value)
+            self.host.finish(
+                object_key(by_name[workload.metadata.name]),
+                succeeded=False,
+                message=message,
+                reason=reason,
+            )
+        if not plan.compatible:
+            return False
+        if plan.create_first or plan.create_replacing is not None:
+            if self.kind.finished(job) is None:
+                await self._create(job, log, replaces=plan.create_replacing)
+            return True
+        if plan.drive is None:
+            return True
+        driven = by_name[plan.drive.metadata.name]
+        if plan.resize is not None:
+            log.info("job.resize_slice", workload=plan.drive.metadata.name, counts=plan.resize)
+            await self.actions.resize_workload(job, driven, plan.resize)
+            return True
+        await self._drive(job, driven, log, elastic=True)
+        return True
+
     def _finish_orphaned(self, workload: Json) -> None:
         """A job being deleted finishes its Workload first (upstream's
         FinishOrphanedWorkloads): deleted with orphan propagation, the Workload stays and
@@ -469,7 +526,7 @@ class JobController:
             reason=WorkloadReason.OWNER_NOT_FOUND,
         )
 
-    async def _create(self, job: Json, log: Any) -> None:
+    async def _create(self, job: Json, log: Any, *, replaces: Workload | None = None) -> None:
         try:
             workload = build_workload(
                 self.kind, job, self._priority_classes(), self.management.build
@@ -477,6 +534,10 @@ class JobController:
         except MissingPriorityClass as error:
             self.actions.warn(job, EventReason.ERROR_CREATING_WORKLOAD, str(error))
             raise
+        if self._elastic(job) and composed(self.kind) is None:
+            workload = as_slice(
+                self.kind, job, workload, replaces, max_length=self.management.build.max_name_length
+            )
         parts = composed(self.kind)
         if parts is not None and parts.members_of(job):
             workload = parts.composed_workload(workload, job)
@@ -536,8 +597,11 @@ class JobController:
                 return gvk == self.kind.resource.gvk
         return True
 
-    async def _drive(self, job: Json, workload_obj: Json, log: Any) -> None:
-        """One step for a job and the Workload that matches it."""
+    async def _drive(
+        self, job: Json, workload_obj: Json, log: Any, *, elastic: bool = False
+    ) -> None:
+        """One step for a job and the Workload that matches it. An `elastic` job's slice
+        waiting for admission (a scale-up) leaves the running job alone."""
         kind = self.kind
         key = object_key(workload_obj)
         status = status_of(workload_obj)
@@ -586,7 +650,7 @@ class JobController:
             ):
                 await self.actions.set_workload_queue(workload_obj, queue)
             return
-        if not condition_true(status, Cond.ADMITTED):
+        if not condition_true(status, Cond.ADMITTED) and not elastic:
             await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
 
     def _objects(self, job: Json, after: Json) -> list[tuple[Json, Json]]:

@@ -169,6 +169,7 @@ class KueueManager:
             manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
             managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
             wait_for_pods_ready=configuration.wait_for_pods_ready is not None,
+            elastic_jobs=configuration.feature_gates.elastic_jobs,
         )
         references = CachedReferences(informers.referenced)
         self.job_controllers: list[JobController | GroupWorkloadController] = []

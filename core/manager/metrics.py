@@ -122,6 +122,11 @@ class ManagerMetrics:
             "Workloads preempted, by preempting queue",
             ["preempting_cluster_queue", "reason", *role],
         )
+        self.replaced_slices_total = counter(
+            "kueue_replaced_workload_slices_total",
+            "Workload slices replaced by a larger slice of their elastic job",
+            ["cluster_queue", *role],
+        )
         self.quota_reserved_wait = histogram(
             "kueue_quota_reserved_wait_time_seconds",
             "Creation (or requeue) to quota reserved",
@@ -175,6 +180,9 @@ class ManagerMetrics:
         self.evicted_total.labels(
             cluster_queue, reason, underlying_cause, priority_class, self.replica_role
         ).inc()
+
+    def slice_replaced(self, cluster_queue: str) -> None:
+        self.replaced_slices_total.labels(cluster_queue, self.replica_role).inc()
 
     def preempted(self, preempting_cluster_queue: str, reason: str) -> None:
         self.preempted_total.labels(preempting_cluster_queue, reason, self.replica_role).inc()

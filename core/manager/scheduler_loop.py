@@ -100,6 +100,10 @@ class SchedulerLoop:
             )
             if self.metrics is not None:
                 self.metrics.preempted(record.preemptor_cluster_queue, record.reason.value)
+        for replaced, cluster_queue in sorted(result.replaced.items()):
+            self.log.info("workload.slice_replaced", workload=replaced, cluster_queue=cluster_queue)
+            if self.metrics is not None:
+                self.metrics.slice_replaced(cluster_queue)
         if self.metrics is not None:
             self.metrics.admission_attempt(bool(result.admitted), elapsed)
         for admitted in result.admitted:

@@ -31,6 +31,9 @@ class BatchJobKind:
     own_controller_name = BATCH_JOB_CONTROLLER_NAME
     pod_name_labels = (BATCH_JOB_NAME_LABEL, LEGACY_JOB_NAME_LABEL)
     child_kinds: tuple[tuple[str, str], ...] = ()
+    resizes_in_slices = True
+    """An elastic Job's parallelism may change while admitted (`framework.job_capabilities`
+    ResizesInSlices): its running pods stay, only the count the Workload holds changes."""
 
     def is_suspended(self, job: Job) -> bool:
         return job_fields.is_suspended(job)

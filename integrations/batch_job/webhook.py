@@ -4,7 +4,10 @@ Defaulting is the framework's (`framework.job_defaulting`: default queue, suspen
 managedBy for MultiKueue) with the Job's own suspend reader (a Job half-way through a
 Kueue stop does not count as suspended). Validation adds to the shared rules
 (`framework.job_validation`) what would make a Job's Workload wrong or unstable:
-partial-admission settings that cannot work, and changes to parallelism while it runs.
+partial-admission settings that cannot work (also together with the elastic-job
+annotation, whose resizes partial admission would fight), and changes to parallelism
+while it runs — unless the Job is elastic (workload slices, `framework.workload_slicing`):
+then parallelism may change at any time.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.validation.field_errors import FieldError, FieldPath, forbidden
+from core.api.workload_slices import elastic
 from integrations.batch_job import job_fields
 from integrations.batch_job.job_fields import Job
 from integrations.framework import job_validation as shared
@@ -47,10 +51,13 @@ def default_job(job: Job, ctx: WebhookContext) -> dict[str, Any]:
 # --- validation -----------------------------------------------------------------------
 
 
-def _validate_min_parallelism(job: Job) -> list[FieldError]:
+def _validate_min_parallelism(job: Job, ctx: WebhookContext | None) -> list[FieldError]:
     text = job_fields.annotations_of(job).get(JOB_MIN_PARALLELISM_ANNOTATION)
     if text is None:
         return []
+    if ctx is not None and ctx.elastic_jobs and elastic(job):
+        detail = "partial admission and elastic job cannot be used together"
+        return [invalid_value(_MIN_PARALLELISM_PATH, text, detail)]
     value = job_fields.parse_int(text)
     if value is None:
         return [invalid_value(_MIN_PARALLELISM_PATH, text, "must be a whole number of pods")]
@@ -105,7 +112,7 @@ def validate_create(job: Job, ctx: WebhookContext | None = None) -> list[FieldEr
     """Errors that reject creating `job` (empty when it is fine)."""
     return [
         *shared.validate_on_create(job),
-        *_validate_min_parallelism(job),
+        *_validate_min_parallelism(job, ctx),
         *_validate_completions_follow_parallelism(job),
     ]
 
@@ -139,7 +146,7 @@ def validate_update(old: Job, new: Job, ctx: WebhookContext) -> list[FieldError]
     errors = shared.validate_on_create(new)
     min_key = JOB_MIN_PARALLELISM_ANNOTATION
     if job_fields.annotations_of(new).get(min_key) != job_fields.annotations_of(old).get(min_key):
-        errors += _validate_min_parallelism(new)
+        errors += _validate_min_parallelism(new, ctx)
     errors += _validate_completions_follow_parallelism(new)
     errors += shared.validate_queue_update(old, new, ctx, suspended)
     errors += shared.validate_prebuilt_update(old, new, suspended)

@@ -210,3 +210,19 @@ class ComposedJobs(Protocol):
 
 def composed(kind: object) -> ComposedJobs | None:
     return kind if isinstance(kind, ComposedJobs) else None
+
+
+@runtime_checkable
+class ResizesInSlices(Protocol):
+    """The kind's jobs may opt in to elastic resizing (upstream's
+    ElasticJobsViaWorkloadSlices, `kueue.x-k8s.io/elastic-job: "true"`): while admitted,
+    a lower pod count shrinks the Workload in place and a higher one queues a new
+    Workload slice that replaces the old (`framework.workload_slicing`). The kind's pods
+    must keep running across the swap (a batch Job's do: only its parallelism changes)."""
+
+    @property
+    def resizes_in_slices(self) -> bool: ...
+
+
+def resizes_in_slices(kind: object) -> bool:
+    return isinstance(kind, ResizesInSlices) and kind.resizes_in_slices

@@ -4,8 +4,8 @@ The mutating webhook answers a CREATE with the JSON patch from the job to `kind.
 (an UPDATE too for a `DefaultsOnUpdate` kind, nothing for other operations, as upstream
 registers defaulting for CREATE only but for those kinds); the
 validating webhook answers CREATE with `kind.validate_create` and UPDATE with
-`kind.validate_update`. (The server denies a review about an object of another kind
-before it gets here.)
+`kind.validate_update`, plus every kind's elastic-job annotation rules. (The server
+denies a review about an object of another kind before it gets here.)
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ from integrations.framework.admission_review import (
     Operation,
     admission_response,
     parse_request,
+)
+from integrations.framework.elastic_job_validation import (
+    validate_elastic_create,
+    validate_elastic_update,
 )
 from integrations.framework.job_capabilities import defaults_on_update
 from integrations.framework.job_kind import JobKind
@@ -45,11 +49,15 @@ def validate(
     old_job: Mapping[str, Any] | None,
     ctx: WebhookContext,
 ) -> list[FieldError]:
-    """The validating webhook's decision for one request."""
+    """The validating webhook's decision for one request: the kind's rules, then the
+    elastic-job annotation's (`elastic_job_validation`)."""
     if operation is Operation.CREATE:
-        return kind.validate_create(job, ctx)
+        return [*kind.validate_create(job, ctx), *validate_elastic_create(kind, job, ctx)]
     if operation is Operation.UPDATE and old_job is not None:
-        return kind.validate_update(old_job, job, ctx)
+        return [
+            *kind.validate_update(old_job, job, ctx),
+            *validate_elastic_update(old_job, job, ctx),
+        ]
     return []
 
 

@@ -33,3 +33,5 @@ class WebhookContext:
     """An ancestor job of this job is itself managed by Kueue."""
     multikueue_enabled: bool = True
     """The MultiKueue feature is on (it is by default)."""
+    elastic_jobs: bool = True
+    """The ElasticJobsViaWorkloadSlices gate is on (it is by default, as v0.19)."""

@@ -3,23 +3,19 @@
 - No in-tree autoscaling: once a queue reserved quota for the cluster's pod sets, the
   cluster should use them, not grow or shrink on its own. Upstream lets an autoscaling
   cluster in only as an elastic job (Workload slices, the ElasticJobsViaWorkloadSlices
-  gate and the `kueue.x-k8s.io/elastic-job` annotation); fleetq has no Workload slices,
-  so it refuses autoscaling always — upstream's behaviour without elastic jobs.
+  gate and the `kueue.x-k8s.io/elastic-job` annotation); fleetq's workload slices serve
+  batch Jobs so far, so a Ray cluster's autoscaling is refused always — upstream's
+  behaviour without elastic jobs.
 - At most 18 pod sets (a Workload's limit): the head plus 17 worker groups.
 - No worker group may be called `head`, the head's pod set name.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
 from core.api.validation.field_errors import FieldError, FieldPath, forbidden, too_many
 from core.api.workload import MAX_POD_SETS
 from integrations.framework.job_validation import invalid_value
 from integrations.ray import ray_fields as fields
-
-ELASTIC_JOB_ANNOTATION: Final = "kueue.x-k8s.io/elastic-job"
-"""Upstream's annotation marking an elastic job (Workload slices); fleetq has none."""
 
 
 def validate_cluster_spec(

@@ -21,6 +21,7 @@ from typing import Any, Final
 from core.api.resource_flavor import ResourceFlavor
 from core.api.validation.field_errors import FieldError, FieldPath
 from core.api.workload import PodSet, ReclaimablePod, Workload
+from core.api.workload_slices import ELASTIC_JOB_ANNOTATION
 from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_defaulting import default_job
 from integrations.framework.job_kind import (
@@ -39,7 +40,7 @@ from integrations.framework.workload_matching import admitted_pod_sets
 from integrations.ray import cluster_templates, webhook_scope
 from integrations.ray import ray_fields as fields
 from integrations.ray.cluster_pod_sets import cluster_pod_sets
-from integrations.ray.cluster_validation import ELASTIC_JOB_ANNOTATION, validate_cluster_spec
+from integrations.ray.cluster_validation import validate_cluster_spec
 
 FRAMEWORK_NAME: Final = "ray.io/raycluster"
 READY: Final = "ready"

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from core.api.meta import ConditionStatus
 from core.api.quantity import is_quantity, parse_quantity
 from core.api.validation.field_errors import (
@@ -31,6 +33,7 @@ from core.api.workload import (
     Workload,
 )
 from core.api.workload_conditions import WorkloadConditionType
+from core.api.workload_slices import ELASTIC_JOB_ANNOTATION, ELASTIC_JOB_ENABLED
 
 # Upstream's (apimachinery's) wording for a quantity below zero.
 NEGATIVE_QUANTITY_MESSAGE = "must be greater than or equal to 0"
@@ -94,7 +97,7 @@ def validate_workload(wl: Workload, old: Workload | None = None) -> list[FieldEr
                     f"group {ref.group} requires kind {_EXPECTED_KIND[ref.group]}",
                 )
             )
-    errors.extend(_validate_status(wl))
+    errors.extend(_validate_status(wl, old))
     return errors
 
 
@@ -146,7 +149,32 @@ def _pod_set_resources(template: dict[str, Any], path: FieldPath) -> list[FieldE
     return errors
 
 
-def _validate_status(wl: Workload) -> list[FieldError]:
+def _elastic(wl: Workload) -> bool:
+    return wl.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) == ELASTIC_JOB_ENABLED
+
+
+def _stale_reclaimable(wl: Workload, old: Workload | None, name: str, count: int) -> bool:
+    """A reclaimable count left above its pod set's count by an elastic scale-down and not
+    changed since: it converges once the job reports again (upstream's kueue#12670)."""
+    if old is None or not _elastic(wl):
+        return False
+    return any(r.name == name and r.count == count for r in old.status.reclaimable_pods)
+
+
+def _scaled_down_pod_sets(wl: Workload) -> set[str]:
+    """Pod sets of an elastic Workload now counting fewer pods than it was admitted with."""
+    admission = wl.status.admission
+    if not _elastic(wl) or admission is None:
+        return set()
+    counts = {ps.name: ps.count for ps in wl.spec.pod_sets}
+    return {
+        psa.name
+        for psa in admission.pod_set_assignments
+        if psa.count is not None and psa.count > counts.get(psa.name, psa.count)
+    }
+
+
+def _validate_status(wl: Workload, old: Workload | None = None) -> list[FieldError]:
     status = wl.status
     path = ROOT.child("status")
     errors: list[FieldError] = []
@@ -180,7 +208,9 @@ def _validate_status(wl: Workload) -> list[FieldError]:
         pod_set = pod_sets.get(reclaimable.name)
         if pod_set is None:
             errors.append(not_found(item.child("name"), f"no pod set named {reclaimable.name!r}"))
-        elif reclaimable.count > pod_set.count:
+        elif reclaimable.count > pod_set.count and not _stale_reclaimable(
+            wl, old, reclaimable.name, reclaimable.count
+        ):
             errors.append(
                 invalid(
                     item.child("count"),
@@ -221,12 +251,29 @@ def _usage_divisible(
     return errors
 
 
+def _pod_sets_same_or_scaled_down(old: Workload, new: Workload) -> bool:
+    """Pod sets unchanged, or (an elastic job's Workload, upstream's workload slices) only
+    their counts lowered: a scale-down shrinks the admitted Workload in place."""
+    if new.spec.pod_sets == old.spec.pod_sets:
+        return True
+    if new.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) != ELASTIC_JOB_ENABLED:
+        return False
+    if len(new.spec.pod_sets) != len(old.spec.pod_sets):
+        return False
+    for before, after in zip(old.spec.pod_sets, new.spec.pod_sets, strict=True):
+        if after.count > before.count:
+            return False
+        if msgspec.structs.replace(after, count=before.count) != before:
+            return False
+    return True
+
+
 def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
     errors = validate_workload(new, old)
     spec_path = ROOT.child("spec")
     status_path = ROOT.child("status")
     old_reserved, new_reserved = quota_reserved(old), quota_reserved(new)
-    if old_reserved and new.spec.pod_sets != old.spec.pod_sets:
+    if old_reserved and not _pod_sets_same_or_scaled_down(old, new):
         errors.append(invalid(spec_path.child("podSets"), "cannot change while quota is reserved"))
     if old_reserved and new_reserved and old.spec.queue_name != new.spec.queue_name:
         errors.append(
@@ -296,8 +343,12 @@ def _cluster_name_update(old: Workload, new: Workload, path: FieldPath) -> list[
 def _reclaimable_update(old: Workload, new: Workload, path: FieldPath) -> list[FieldError]:
     before = {r.name: r.count for r in old.status.reclaimable_pods}
     after = {r.name: r.count for r in new.status.reclaimable_pods}
+    # An elastic job's scaled-down pod set re-derives its count (kueue#12670, #12958).
+    scaled_down = _scaled_down_pod_sets(new)
     errors: list[FieldError] = []
     for name, count in before.items():
+        if name in scaled_down:
+            continue
         if name not in after:
             errors.append(required(path.key(name), "cannot be removed while quota is reserved"))
         elif after[name] < count:

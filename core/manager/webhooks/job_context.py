@@ -54,6 +54,8 @@ class JobAdmissionSettings:
     """(API group, kind) of owners Kueue queues as a whole, e.g. ("jobset.x-k8s.io",
     "JobSet"): a Job they own does not get the `default` queue of its own."""
     multikueue_enabled: bool = True
+    elastic_jobs: bool = True
+    """The ElasticJobsViaWorkloadSlices gate (on by default, as v0.19)."""
 
     @classmethod
     def from_configuration(cls, configuration: Configuration) -> JobAdmissionSettings:
@@ -63,6 +65,7 @@ class JobAdmissionSettings:
             manage_jobs_without_queue_name=configuration.manage_jobs_without_queue_name,
             managed_jobs_namespace_selector=configuration.managed_jobs_namespace_selector,
             managed_owner_kinds=configuration.job_kinds.queued_as_a_whole,
+            elastic_jobs=configuration.feature_gates.elastic_jobs,
         )
 
 
@@ -110,6 +113,7 @@ class CachedJobContext:
             # its own, or the owner's admitted pods could never start.
             ancestor_managed_by_kueue=owned_by_queued_kind,
             multikueue_enabled=settings.multikueue_enabled,
+            elastic_jobs=settings.elastic_jobs,
         )
 
     def leads_to_multikueue(self, namespace: str, queue: str) -> bool:

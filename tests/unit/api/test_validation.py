@@ -53,6 +53,34 @@ def workload(
     return obj("Workload", spec={"podSets": sets, **spec}, status=status or {})
 
 
+def elastic_workload(count: int, *, reclaimable: int = 0, admitted_count: int = 4) -> ApiStruct:
+    """An elastic job's reserved Workload (admitted with `admitted_count` pods)."""
+    status: dict[str, Any] = {
+        "conditions": reserved(),
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {
+                    "name": "main",
+                    "flavors": {"cpu": "f"},
+                    "resourceUsage": {"cpu": str(admitted_count)},
+                    "count": admitted_count,
+                }
+            ],
+        },
+    }
+    if reclaimable:
+        status["reclaimablePods"] = [{"name": "main", "count": reclaimable}]
+    return decode(
+        "Workload",
+        {
+            "metadata": {"name": "x", "annotations": {"kueue.x-k8s.io/elastic-job": "true"}},
+            "spec": {"podSets": [{"name": "main", "count": count, "template": TEMPLATE}]},
+            "status": status,
+        },
+    )
+
+
 def pod_resources(**resources: dict[str, Any]) -> dict[str, Any]:
     """A pod set whose one container has these requests/limits."""
     return {"template": {"spec": {"containers": [{"name": "c", "resources": resources}]}}}
@@ -781,6 +809,36 @@ UPDATES: list[tuple[str, ApiStruct, ApiStruct, str | None]] = [
         "spec.podSets: Invalid value: cannot change while quota is reserved",
     ),
     ("pending workload changes pod sets", workload({"count": 1}), workload({"count": 2}), None),
+    (
+        "reserved elastic workload is scaled down in place",
+        elastic_workload(4),
+        elastic_workload(1),
+        None,
+    ),
+    (
+        "reserved elastic workload may not grow in place",
+        elastic_workload(2, admitted_count=2),
+        elastic_workload(3, admitted_count=2),
+        "spec.podSets: Invalid value: cannot change while quota is reserved",
+    ),
+    (
+        "scaled-down elastic workload keeps a stale reclaimable count until it converges",
+        elastic_workload(4, reclaimable=2),
+        elastic_workload(1, reclaimable=2),
+        None,
+    ),
+    (
+        "scaled-down elastic workload's reclaimable count is re-derived lower",
+        elastic_workload(1, reclaimable=2),
+        elastic_workload(1),
+        None,
+    ),
+    (
+        "a reclaimable count of a workload not scaled down still may not drop",
+        elastic_workload(4, reclaimable=2),
+        elastic_workload(4, reclaimable=1),
+        "status.reclaimablePods[main].count: Invalid value: cannot decrease below 2",
+    ),
     (
         "reserved workload changes queue",
         workload({}, queueName="a", status={"conditions": reserved()}),

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from core.manager.configuration import parse_configuration
+from core.manager.engine_settings import engine_config_for
+from core.manager.webhooks.job_context import JobAdmissionSettings
 
 
 def test_wait_for_pods_ready_is_on_unless_the_disable_gate_is_set() -> None:
@@ -89,7 +91,17 @@ def test_a_fixed_gate_is_quiet_at_fleetqs_value_and_reported_at_the_other(gate: 
 
 
 def test_an_unknown_gate_is_reported_not_dropped() -> None:
-    loaded = parse_configuration({"featureGates": {"ElasticJobsViaWorkloadSlices": True}})
+    loaded = parse_configuration({"featureGates": {"TopologyAwareScheduling": True}})
     assert loaded.warnings == (
-        "featureGates.ElasticJobsViaWorkloadSlices: not supported by fleetq; ignored",
+        "featureGates.TopologyAwareScheduling: not supported by fleetq; ignored",
     )
+
+
+def test_elastic_jobs_are_on_by_default_and_the_gate_turns_them_off() -> None:
+    assert parse_configuration({}).configuration.feature_gates.elastic_jobs
+    loaded = parse_configuration({"featureGates": {"ElasticJobsViaWorkloadSlices": False}})
+    assert loaded.warnings == ()
+    configuration = loaded.configuration
+    assert not configuration.feature_gates.elastic_jobs
+    assert not engine_config_for(configuration).workload_slices
+    assert not JobAdmissionSettings.from_configuration(configuration).elastic_jobs

@@ -58,6 +58,8 @@ def test_events_are_counted_under_upstream_names() -> None:
     )
     assert _value(metrics, "kueue_admission_attempts_total", result="success") == 1
     assert _value(metrics, "kueue_admission_attempts_total", result="inadmissible") == 1
+    metrics.slice_replaced("cq-a")
+    assert _value(metrics, "kueue_replaced_workload_slices_total", cluster_queue="cq-a") == 1
 
 
 def test_queue_gauges_follow_the_latest_figures_and_go_away_on_delete() -> None:
