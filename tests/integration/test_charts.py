@@ -9,8 +9,9 @@ nothing but the credentials of the hub chart's ServiceAccount.
    ConfigMap: it syncs every cache, takes its Lease, turns a queued Job into a Workload,
    admits it and starts the Job, with no request refused on the way.
 3. The same identity is refused (403) outside its role: Secrets of other namespaces, any
-   cluster-wide Secret list, deleting Jobs, reading nodes. The worker chart's identity may
-   write its WorkerCapacity and read nodes, and reads no Secrets.
+   cluster-wide Secret list, deleting Jobs, deleting nodes (it reads them: nodes are
+   topology domains). The worker chart's identity may write its WorkerCapacity and read
+   nodes, and reads no Secrets.
 4. The worker chart, installed the way the demo does it (devfleet.chart_install: replicas
    0, a TokenRequest kubeconfig): `fleetq agent` runs with nothing but that identity and
    does its whole job — takes its Lease in the release namespace, keeps its WorkerCapacity
@@ -447,7 +448,7 @@ def test_the_hub_chart_installs_and_its_identity_runs_the_hub_and_nothing_more(
                 "listing every Secret": ("GET", "/api/v1/secrets"),
                 "creating a Secret elsewhere": ("POST", f"/api/v1/namespaces/{other}/secrets"),
                 "deleting a Job": ("DELETE", f"{job_path}/train"),
-                "reading nodes": ("GET", "/api/v1/nodes"),
+                "deleting a node": ("DELETE", "/api/v1/nodes/any"),
                 "reading ConfigMaps": ("GET", f"/api/v1/namespaces/{work}/configmaps"),
                 "granting itself more": ("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles"),
             }
@@ -455,6 +456,7 @@ def test_the_hub_chart_installs_and_its_identity_runs_the_hub_and_nothing_more(
             for what, (method, path) in refused.items():
                 assert as_hub.status(method, path, body if method == "POST" else None) == 403, what
             assert as_hub.status("GET", f"/api/v1/namespaces/{hub_namespace}/secrets") == 200
+            assert as_hub.status("GET", "/api/v1/nodes") == 200  # topology domains (TAS)
         finally:
             admin.delete(f"/apis/batch/v1/namespaces/{work}/jobs/train")
             for workload in admin.get(f"/apis/kueue.x-k8s.io/v1beta2/namespaces/{work}/workloads")[
