@@ -14,6 +14,9 @@ ELASTIC_JOB_ANNOTATION: Final = "kueue.x-k8s.io/elastic-job"
 ELASTIC_JOB_ENABLED: Final = "true"
 REPLACEMENT_FOR_ANNOTATION: Final = "kueue.x-k8s.io/workload-slice-replacement-for"
 SLICE_NAME_ANNOTATION: Final = "kueue.x-k8s.io/workload-slice-name"
+REPLACED_MESSAGE: Final = "Replaced to accommodate a new workload slice"
+"""The Finished message of a slice another replaced (WorkloadSliceReplaced), as upstream."""
+OUT_OF_SYNC_MESSAGE: Final = "The workload slice is out of sync with its parent job"
 
 
 def elastic(obj: Mapping[str, Any]) -> bool:

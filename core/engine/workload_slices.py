@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from core.api.workload_conditions import WorkloadReason
+from core.api.workload_slices import REPLACED_MESSAGE
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.lifecycle import Lifecycle
 from core.engine.quota_tree import add_usages, remove_usages
 from core.engine.workload_state import WorkloadState
-
-REPLACED_MESSAGE = "Replaced to accommodate a new workload slice"
 
 
 def replaced_slice(

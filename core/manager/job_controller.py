@@ -176,7 +176,7 @@ class JobManagement:
     wait_for_pods_ready: bool = False
     elastic_jobs: bool = True
     """ElasticJobsViaWorkloadSlices: an opted-in job of a kind that supports it is resized
-    through Workload slices (`core.manager.elastic_jobs`)."""
+    through Workload slices (`integrations.framework.workload_slicing`)."""
     build: WorkloadBuildOptions = field(default_factory=WorkloadBuildOptions)
 
 

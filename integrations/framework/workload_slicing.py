@@ -32,6 +32,8 @@ from core.api.workload_conditions import WorkloadConditionType, WorkloadReason
 from core.api.workload_slices import (
     ELASTIC_JOB_ANNOTATION,
     ELASTIC_JOB_ENABLED,
+    OUT_OF_SYNC_MESSAGE,
+    REPLACED_MESSAGE,
     REPLACEMENT_FOR_ANNOTATION,
     SLICE_NAME_ANNOTATION,
     elastic,
@@ -53,9 +55,6 @@ __all__ = [
     "plan_slices",
     "slices_enabled",
 ]
-
-REPLACED_MESSAGE = "Replaced to accommodate a new workload slice"
-OUT_OF_SYNC_MESSAGE = "The workload slice is out of sync with its parent job"
 
 
 def slices_enabled(kind: JobKind, job: Job, gate: bool) -> bool:
