@@ -256,7 +256,7 @@ def _pod_sets_same_or_scaled_down(old: Workload, new: Workload) -> bool:
     their counts lowered: a scale-down shrinks the admitted Workload in place."""
     if new.spec.pod_sets == old.spec.pod_sets:
         return True
-    if new.metadata.annotations.get(ELASTIC_JOB_ANNOTATION) != ELASTIC_JOB_ENABLED:
+    if not _elastic(new):
         return False
     if len(new.spec.pod_sets) != len(old.spec.pod_sets):
         return False
