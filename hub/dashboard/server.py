@@ -215,6 +215,8 @@ class Dashboard:
         try:
             with self.limiter.stream(user.name):
                 return await self._push(request, view, body)
+        except ConnectionResetError:  # the browser went away: the stream is over
+            return web.Response(status=204)
         except TooManyStreams:
             return _error(
                 429, f"too many live streams for {user.name} (at most {self.limiter.per_user})"

@@ -217,12 +217,17 @@ def _row(
     meta = workload.metadata
     phase = workload_phase(workload)
     conditions = {c.type: c for c in workload.status.conditions}
-    reserved = conditions.get("QuotaReserved")
-    finished = conditions.get("Finished")
-    admitted_at = (
-        reserved.last_transition_time
-        if reserved and reserved.status is ConditionStatus.TRUE
-        else None
+
+    def since(kind: str) -> datetime | None:
+        found = conditions.get(kind)
+        return (
+            found.last_transition_time if found and found.status is ConditionStatus.TRUE else None
+        )
+
+    reserved_at, admitted_at, finished_at = (
+        since("QuotaReserved"),
+        since("Admitted"),
+        since("Finished"),
     )
     key = f"{meta.namespace}/{meta.name}"
     return {
@@ -236,19 +241,8 @@ def _row(
         "priority": workload.spec.priority or 0,
         "worker": dispatched_to(workload),
         "created": _iso(meta.creation_timestamp),
-        "waitedSeconds": _seconds_between(meta.creation_timestamp, admitted_at or now),
-        "ranSeconds": (
-            None
-            if admitted_at is None
-            else _seconds_between(
-                admitted_at,
-                (
-                    finished.last_transition_time
-                    if finished and finished.status is ConditionStatus.TRUE
-                    else now
-                ),
-            )
-        ),
+        "waitedSeconds": _seconds_between(meta.creation_timestamp, reserved_at or now),
+        "ranSeconds": _seconds_between(admitted_at, finished_at or now),
     }
 
 
