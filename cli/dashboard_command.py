@@ -19,6 +19,7 @@ import asyncio
 import ssl
 import sys
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +111,13 @@ async def _serve(args: argparse.Namespace, token: str | None) -> int:
     tls: ssl.SSLContext | bool = True
     if args.ca_file is not None:
         tls = ssl.create_default_context(cafile=str(args.ca_file))
-    app = proxy_app(args.url, token, tls)
-    runner = web.AppRunner(app, access_log=None)
+    address = LocalAddress()
+    runner = web.AppRunner(proxy_app(args.url, token, tls, address), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port)
     await site.start()
     port = runner.addresses[0][1]
-    app["local_host"] = f"127.0.0.1:{port}"
+    address.host = f"127.0.0.1:{port}"
     url = f"http://127.0.0.1:{port}/"
     print(f"fleetq dashboard: {url} (proxying {args.url})", flush=True)
     if args.open:
@@ -128,17 +129,29 @@ async def _serve(args: argparse.Namespace, token: str | None) -> int:
     return 0
 
 
-def proxy_app(upstream: str, token: str | None, tls: ssl.SSLContext | bool) -> Any:
-    """The proxy application (see module docstring); `app["local_host"]` is set on start."""
+@dataclass
+class LocalAddress:
+    """Where the proxy listens (`host:port`), known once it has started."""
+
+    host: str = ""
+
+    def allowed(self, host: str) -> bool:
+        return bool(self.host) and host in {self.host, self.host.replace("127.0.0.1", "localhost")}
+
+
+def proxy_app(
+    upstream: str, token: str | None, tls: ssl.SSLContext | bool, address: LocalAddress
+) -> Any:
+    """The proxy application (see module docstring)."""
     import aiohttp
     from aiohttp import web
 
+    session_key = web.AppKey("session", aiohttp.ClientSession)
     base = upstream.rstrip("/")
     upstream_origin = "/".join(base.split("/")[:3])
 
     async def forward(request: web.Request) -> web.StreamResponse:
-        local = request.app.get("local_host")
-        if request.host not in {local, local.replace("127.0.0.1", "localhost") if local else None}:
+        if not address.allowed(request.host):
             return web.Response(status=421, text="this proxy only answers its own address")
         if request.method != "GET":
             origin = request.headers.get("Origin")
@@ -151,7 +164,7 @@ def proxy_app(upstream: str, token: str | None, tls: ssl.SSLContext | bool) -> A
             headers["Authorization"] = request.headers["Authorization"]
         if request.method != "GET":
             headers["Origin"] = upstream_origin
-        session: aiohttp.ClientSession = request.app["session"]
+        session = request.app[session_key]
         async with session.request(
             request.method,
             base + request.rel_url.path_qs,
@@ -171,9 +184,9 @@ def proxy_app(upstream: str, token: str | None, tls: ssl.SSLContext | bool) -> A
             return response
 
     async def session_context(app: web.Application) -> Any:
-        app["session"] = aiohttp.ClientSession(auto_decompress=False)
+        app[session_key] = aiohttp.ClientSession(auto_decompress=False)
         yield
-        await app["session"].close()
+        await app[session_key].close()
 
     app = web.Application()
     app.cleanup_ctx.append(session_context)
