@@ -97,6 +97,7 @@ class Dashboard:
         self.recheck_seconds = recheck_seconds
         self.keepalive_seconds = keepalive_seconds
         self.now = now
+        self._built: dict[tuple[str, str, str], tuple[float, dict[str, Any] | None]] = {}
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers, self._authenticate])
@@ -191,6 +192,18 @@ class Dashboard:
         return body, None
 
     def build(self, view: str, namespace: str = "", name: str = "") -> dict[str, Any] | None:
+        """The view's body; streams of the same view share one build per `push_seconds`."""
+        key = (view, namespace, name)
+        cached = self._built.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self.push_seconds:
+            return cached[1]
+        body = self._build(view, namespace, name)
+        if len(self._built) > 256:
+            self._built.clear()
+        self._built[key] = (time.monotonic(), body)
+        return body
+
+    def _build(self, view: str, namespace: str, name: str) -> dict[str, Any] | None:
         now = self.now()
         if view == "fleet":
             return fleet_view(self.source, now)
