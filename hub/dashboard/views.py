@@ -27,6 +27,24 @@ WORKLOAD_ROWS_LIMIT = 2000
 """At most this many rows in the workloads table (the newest first); counts stay exact."""
 
 
+_DECODED: dict[tuple[str, str], Workload] = {}
+_DECODED_LIMIT = 50_000
+
+
+def _workload(raw: Json) -> Workload:
+    """`raw` decoded, once per (uid, resourceVersion): views rebuild every half second."""
+    meta = _meta(raw)
+    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    if not key[1]:
+        return decode(Workload, raw)
+    found = _DECODED.get(key)
+    if found is None:
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        found = _DECODED[key] = decode(Workload, raw)
+    return found
+
+
 def _number(quantity: object) -> float:
     try:
         return float(parse_quantity(str(quantity)))
@@ -90,7 +108,7 @@ def fleet_view(source: DashboardSource, now: datetime) -> dict[str, Any]:
     workers = source.workers()
     running: dict[str, int] = {}
     for raw in source.workloads():
-        workload = decode(Workload, raw)
+        workload = _workload(raw)
         if workload_phase(workload) is WorkloadPhase.ADMITTED and workload.status.cluster_name:
             running[workload.status.cluster_name] = running.get(workload.status.cluster_name, 0) + 1
     rows = []
@@ -256,7 +274,7 @@ def workloads_view(
     for raw in source.workloads():
         if namespace and _meta(raw).get("namespace") != namespace:
             continue
-        row = _row(decode(Workload, raw), targets, positions, now)
+        row = _row(_workload(raw), targets, positions, now)
         counts[row["state"]] = counts.get(row["state"], 0) + 1
         rows.append(row)
     rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
@@ -269,7 +287,7 @@ def workload_view(
     for raw in source.workloads():
         meta = _meta(raw)
         if meta.get("namespace") == namespace and meta.get("name") == name:
-            workload = decode(Workload, raw)
+            workload = _workload(raw)
             targets = _local_queue_targets(source)
             steps = [
                 {"time": _iso(step.time), "step": step.step, "detail": step.detail}

@@ -95,7 +95,7 @@ function actionButton(action, label, target) {
 
 const render_views = {
   fleet(body) {
-    if (!body.leader) return [el("p", {}, "This hub replica is not the leader: it holds no worker connections.")];
+    if (!body.leader) return [el("p", {}, "This hub replica holds no worker connections (it is not the leader, or MultiKueue is off).")];
     if (!body.workers.length) return [el("p", {}, "No workers are connected to this hub.")];
     return body.workers.map((w) => el("div", { class: "card worker", "data-worker": w.name },
       el("h3", {}, w.name, " ", el("span", { class: w.connected ? "ok" : "bad" }, w.connected ? "connected" : "disconnected")),
