@@ -101,8 +101,6 @@ class MultiKueueSession:
                 # Room on the manager beyond the workers', so the workers' own admission
                 # and preemption are what a test exercises.
                 manager_quota={"cpu": "2000", "memory": "20Ti", "nvidia.com/gpu": "400"},
-                # The browser tests look at the shared hub's dashboard.
-                dashboard=True,
             )
             mk = MultiKueueFleet(self.fleet, spec, progress=_log)
             mk.__enter__()

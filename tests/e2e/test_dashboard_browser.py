@@ -1,5 +1,9 @@
 """The hub's dashboard in a real browser (headless Chromium) against the local fleet.
 
+The module runs a MultiKueue fleet of its own (hub with `--dashboard-port`, agents on both
+workers, batch Jobs only), like the shared one of `multikueue_fixtures` and never at the
+same time: the shared one is stopped after every test whose successor does not use it.
+
 A user with a ServiceAccount token and read access to Kueue's objects signs in on the
 page, sees every view, submits a Job and watches its Workload appear, get admitted on a
 worker and finish, all pushed by the server (the page is never reloaded: a marker set on
@@ -12,19 +16,42 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devfleet.multikueue_fleet import MultiKueueFleet
+from devfleet.cluster_access import RunningFleet
+from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
 from tests.chromium import Chromium
 from tests.e2e.multikueue_fixtures import ClusterView, queued_job, until
 
 ARTIFACTS = Path(os.environ.get("FLEETQ_TEST_ARTIFACTS", "test-artifacts")) / "dashboard"
-VIEWER_ROLE = "fleetq-dashboard-e2e-viewer"
+VIEWER_ROLE = f"fleetq-dashboard-e2e-viewer-{uuid.uuid4().hex[:6]}"
 KUEUE_READ = ["clusterqueues", "localqueues", "cohorts", "workloads", "resourceflavors"]
+
+
+NAMESPACE = "dash-e2e"
+RUN = uuid.uuid4().hex[:6]
+VIEWER, NOBODY = f"dash-viewer-{RUN}", f"dash-nobody-{RUN}"
+
+
+@pytest.fixture(scope="module")
+def dashboard_fleet(
+    full_fleet: RunningFleet, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MultiKueueFleet]:
+    spec = MultiKueueFleetSpec(
+        workdir=tmp_path_factory.mktemp("dashboard"),
+        name=f"dash{os.getpid() % 10000}",
+        namespaces=(NAMESPACE,),
+        hub_configuration={"integrations": {"frameworks": ["batch/job"]}},
+        manager_quota={"cpu": "2000", "memory": "20Ti", "nvidia.com/gpu": "400"},
+        dashboard=True,
+    )
+    with MultiKueueFleet(full_fleet, spec, progress=lambda line: print(line, flush=True)) as mk:
+        yield mk
 
 
 def _token(view: ClusterView, account: str) -> str:
@@ -39,11 +66,11 @@ def _token(view: ClusterView, account: str) -> str:
 
 
 @pytest.fixture
-def viewer_binding(multikueue_fleet: MultiKueueFleet, mk_namespace: str) -> Iterator[None]:
-    """A ClusterRole reading Kueue's objects, bound to `dash-viewer` in the test namespace."""
+def viewer_binding(dashboard_fleet: MultiKueueFleet) -> Iterator[None]:
+    """A ClusterRole reading Kueue's objects, bound to `VIEWER` in the test namespace."""
     from kubernetes import client
 
-    with multikueue_fleet.fleet.manager.api_client() as api_client:
+    with dashboard_fleet.fleet.manager.api_client() as api_client:
         rbac = client.RbacAuthorizationV1Api(api_client)
         rbac.create_cluster_role(
             {
@@ -65,9 +92,7 @@ def viewer_binding(multikueue_fleet: MultiKueueFleet, mk_namespace: str) -> Iter
                     "kind": "ClusterRole",
                     "name": VIEWER_ROLE,
                 },
-                "subjects": [
-                    {"kind": "ServiceAccount", "name": "dash-viewer", "namespace": mk_namespace}
-                ],
+                "subjects": [{"kind": "ServiceAccount", "name": VIEWER, "namespace": NAMESPACE}],
             }
         )
         try:
@@ -114,12 +139,12 @@ def _state_of(browser: Chromium, name: str) -> str | None:
 
 
 def test_a_viewer_watches_a_job_run_without_reloading(
-    multikueue_fleet: MultiKueueFleet, mk_namespace: str, viewer_binding: None
+    dashboard_fleet: MultiKueueFleet, viewer_binding: None
 ) -> None:
-    mk = multikueue_fleet
+    mk = dashboard_fleet
     assert mk.hub_dashboard_url
-    with ClusterView.open(mk.fleet.manager, mk_namespace) as manager, Chromium() as browser:
-        token = _token(manager, "dash-viewer")
+    with ClusterView.open(mk.fleet.manager, NAMESPACE) as manager, Chromium() as browser:
+        token = _token(manager, VIEWER)
         _sign_in(browser, mk.hub_dashboard_url, token)
         until(lambda: _view_shown(browser, "fleet"), "the fleet view", timeout=30)
         workers = browser.evaluate(
@@ -165,7 +190,7 @@ def test_a_viewer_watches_a_job_run_without_reloading(
         assert browser.evaluate("window.fleetqLoaded === true"), "the page was reloaded"
 
         name = manager.workload_of_job("watched")["metadata"]["name"]
-        _open_view(browser, f"workload/{mk_namespace}/{name}")
+        _open_view(browser, f"workload/{NAMESPACE}/{name}")
         until(lambda: _view_shown(browser, "workload"), "the workload detail", timeout=30)
         timeline = browser.evaluate("document.querySelector('ol.timeline').innerText")
         assert "Created" in timeline and "Finished" in timeline
@@ -174,11 +199,11 @@ def test_a_viewer_watches_a_job_run_without_reloading(
 
 
 def test_a_user_without_rights_sees_an_authorization_error(
-    multikueue_fleet: MultiKueueFleet, mk_namespace: str
+    dashboard_fleet: MultiKueueFleet,
 ) -> None:
-    mk = multikueue_fleet
-    with ClusterView.open(mk.fleet.manager, mk_namespace) as manager, Chromium() as browser:
-        token = _token(manager, "dash-nobody")
+    mk = dashboard_fleet
+    with ClusterView.open(mk.fleet.manager, NAMESPACE) as manager, Chromium() as browser:
+        token = _token(manager, NOBODY)
         _sign_in(browser, mk.hub_dashboard_url, token)
 
         def refused() -> str | None:

@@ -50,6 +50,10 @@ function duration(seconds) {
   return (s / 3600).toFixed(1) + "h";
 }
 
+function percent(used, total) {
+  return total > 0 ? Math.round((100 * used) / total) + "%" : "-";
+}
+
 function bar(used, total, label) {
   const pct = total > 0 ? Math.min(100, (100 * used) / total) : used > 0 ? 100 : 0;
   const fill = el("div", { class: "used" + (used > total ? " over" : "") });
@@ -104,7 +108,7 @@ const render_views = {
       w.flavors.map((f) => el("div", { class: "flavor" },
         el("h4", {}, f.name, " (", f.nodes, " nodes)"),
         f.bars.map((b) => el("div", {}, el("code", {}, b.resource.padEnd(8)), " ",
-          bar(b.used, b.total, b.usedText + " used of " + b.totalText + ", free " + b.free.toFixed(2)))),
+          bar(b.used, b.total, b.usedText + " used of " + b.totalText + " (" + percent(b.used, b.total) + " used)"))),
         f.largestFreeBlocks.length ? el("p", {}, "largest free blocks: ",
           f.largestFreeBlocks.map((blk) => Object.entries(blk).map(([k, v]) => k + "=" + v).join(" ")).join(" | ")) : null,
       )),
