@@ -194,6 +194,7 @@ function route() {
   const hash = decodeURIComponent(location.hash.slice(1)) || "fleet";
   const parts = location.hash.slice(1).split("/").map(decodeURIComponent);
   if (parts[0] === "workload" && parts.length === 3) return { name: "workload", namespace: parts[1], workload: parts[2] };
+  if (parts[0] === "workloads" && parts.length === 2) return { name: "workloads", namespace: parts[1] };
   return { name: ["fleet", "queues", "workloads", "flavors"].includes(hash) ? hash : "fleet" };
 }
 
@@ -231,13 +232,14 @@ async function open() {
   const controller = new AbortController();
   state.stream = controller;
   const query = new URLSearchParams({ view: view.name });
-  if (view.namespace) { query.set("namespace", view.namespace); query.set("name", view.workload); }
+  if (view.namespace) query.set("namespace", view.namespace);
+  if (view.workload) query.set("name", view.workload);
   try {
     const response = await fetch("/api/stream?" + query, { headers: headers(), signal: controller.signal });
     if (response.status === 401) { signOut("Sign in to see the fleet."); return; }
     if (!response.ok) {
       const body = await response.json();
-      document.getElementById("content").replaceChildren();
+      document.getElementById("content").replaceChildren(response.status === 403 && view.name === "workloads" ? namespaceForm() : "");
       showError(body.error, response.status === 403 ? "forbidden" : "error");
       setLive(false);
       return;
@@ -249,6 +251,15 @@ async function open() {
   }
   setLive(false);
   if (!controller.signal.aborted) setTimeout(() => { if (state.stream === controller) open(); }, 2000);
+}
+
+function namespaceForm() {
+  // Users who may list Workloads in some namespaces only open the table for one of them.
+  const input = el("input", { id: "namespace", placeholder: "namespace" });
+  return el("form", { id: "namespace-form", class: "filters", onsubmit: (e) => {
+    e.preventDefault();
+    if (input.value.trim()) location.hash = "workloads/" + encodeURIComponent(input.value.trim());
+  } }, "Workloads of one namespace: ", input, el("button", { type: "submit" }, "Open"));
 }
 
 function signOut(message) {
