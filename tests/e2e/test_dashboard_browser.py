@@ -8,7 +8,8 @@ A user with a ServiceAccount token and read access to Kueue's objects signs in o
 page, sees every view, submits a Job and watches its Workload appear, get admitted on a
 worker and finish, all pushed by the server (the page is never reloaded: a marker set on
 `window` at sign-in is still there at the end). A user whose token is valid but who has no
-RBAC on anything sees authorization errors and no rows. Screenshots of every view go to
+RBAC on anything sees authorization errors and no rows; one who may list Workloads in one
+namespace only opens that namespace's table and sees only its rows. Screenshots of every view go to
 `test-artifacts/dashboard/` (or `$FLEETQ_TEST_ARTIFACTS/dashboard/`).
 """
 
@@ -227,3 +228,44 @@ def test_a_user_without_rights_sees_an_authorization_error(
         assert message.startswith("forbidden: ")
         assert browser.evaluate("document.querySelectorAll('#view-workloads').length") == 0
         browser.screenshot(ARTIFACTS / "forbidden.png")
+
+
+def test_a_namespace_user_sees_only_that_namespace(dashboard_fleet: MultiKueueFleet) -> None:
+    from kubernetes import client
+
+    mk = dashboard_fleet
+    team = f"dash-team-{RUN}"
+    with ClusterView.open(mk.fleet.manager, NAMESPACE) as manager, Chromium() as browser:
+        rbac = client.RbacAuthorizationV1Api(manager.api_client)
+        rule = {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["list"]}
+        rbac.create_namespaced_role(NAMESPACE, {"metadata": {"name": team}, "rules": [rule]})
+        rbac.create_namespaced_role_binding(
+            NAMESPACE,
+            {
+                "metadata": {"name": team},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": team},
+                "subjects": [{"kind": "ServiceAccount", "name": team, "namespace": NAMESPACE}],
+            },
+        )
+        token = _token(manager, team)
+        manager.create_job(
+            queued_job("team-job", mk.spec.local_queue, gpus_per_pod=0, pods=1, run_seconds=1)
+        )
+        _sign_in(browser, mk.hub_dashboard_url, token)
+        _open_view(browser, "workloads")
+        until(
+            lambda: browser.evaluate("document.getElementById('namespace-form') !== null"),
+            "the namespace field after the cluster-wide list was refused",
+            timeout=30,
+        )
+        browser.evaluate(
+            f"document.getElementById('namespace').value = {json.dumps(NAMESPACE)};"
+            " document.getElementById('namespace-form').requestSubmit(); true"
+        )
+        until(lambda: _state_of(browser, "team-job"), "the team's workload listed", timeout=60)
+        namespaces = browser.evaluate(
+            "[...document.querySelectorAll('#view-workloads tbody tr')]"
+            ".map(r => r.children[0].innerText.split('/')[0])"
+        )
+        assert set(namespaces) == {NAMESPACE}
+        browser.screenshot(ARTIFACTS / "workloads-one-namespace.png")
