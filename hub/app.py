@@ -30,6 +30,7 @@ from core.manager.request_auth import RequestAuth
 from core.manager.serving_tls import ServingCertificate, server_context
 from hub.dashboard.serving import hub_dashboard, serve_dashboard
 from hub.dashboard.source import WorkerSummary, worker_summaries
+from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.dispatch.service import MultiKueueDispatch
 from hub.visibility.delegated_auth import DelegatedAuth
@@ -70,6 +71,8 @@ class Hub(KueueManager):
     """One hub replica (see module docstring)."""
 
     options: HubOptions
+    _workers: WorkerRegistry | None = None
+    """The worker connections, once this replica leads (for the dashboard's fleet view)."""
 
     def _hub_options(self) -> HubOptions:
         options = self.options
@@ -107,10 +110,9 @@ class Hub(KueueManager):
         return [decode(OwnerReference, ref) for ref in refs]
 
     def _worker_summaries(self) -> list[WorkerSummary] | None:
-        registry = getattr(self, "_workers", None)
-        if registry is None or not self.leading:
+        if self._workers is None or not self.leading:
             return None
-        return worker_summaries(registry.connections())
+        return worker_summaries(self._workers.connections())
 
     async def _start_extra_servers(
         self, runners: list[web.AppRunner], auth: RequestAuth | None
