@@ -241,3 +241,14 @@ async def test_a_stream_ends_when_rbac_is_revoked(
     auth.grants.discard(("admin", "list", "clusterqueues", "*"))
     [(name, _)] = await _events(response, 1)
     assert name == "forbidden"
+
+
+async def test_tokens_never_reach_the_logs(client: TestClient) -> None:  # type: ignore[type-arg]
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        assert (await client.get("/api/views/queues", headers=bearer(TEAM))).status == 403
+        assert (await client.get(f"/api/views/queues?token={TEAM}")).status == 400
+        assert (await client.get("/api/views/queues", headers=bearer("forged"))).status == 401
+    assert any(entry.get("event") == "dashboard.forbidden" for entry in logs)
+    assert TEAM not in repr(logs) and "forged" not in repr(logs)
