@@ -40,6 +40,18 @@ def register(commands: Any) -> None:
         help="serve the pending-workloads API on this port (default: off); plain HTTP and "
         "open unless --visibility-tls or --visibility-cert-dir",
     )
+    parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        help="serve the fleet dashboard on this port (default: off); always authenticated "
+        "(bearer token via TokenReview, each view by SubjectAccessReview)",
+    )
+    parser.add_argument(
+        "--dashboard-cert-dir",
+        type=Path,
+        metavar="DIR",
+        help="serve the dashboard over TLS with tls.crt and tls.key from DIR",
+    )
     secure = parser.add_argument_group("TLS and delegated authentication")
     secure.add_argument(
         "--visibility-tls",
@@ -120,8 +132,9 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
         return 2
     try:
         visibility_certificate = _visibility_certificate(args, configuration.namespace)
+        dashboard_certificate = _dashboard_certificate(args)
     except OSError as error:
-        print(f"fleetq hub: visibility certificate: {error}", file=sys.stderr)
+        print(f"fleetq hub: serving certificate: {error}", file=sys.stderr)
         return 2
     client = KubeClient(cluster, qps=configuration.client_qps, burst=configuration.client_burst)
     hub = Hub(
@@ -132,6 +145,8 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             metrics_port=args.metrics_port,
             visibility_port=args.visibility_port,
             visibility_certificate=visibility_certificate,
+            dashboard_port=args.dashboard_port,
+            dashboard_certificate=dashboard_certificate,
             metrics_auth=args.metrics_auth,
             identity=args.identity or "",
             webhooks=not args.no_webhooks,
@@ -156,3 +171,11 @@ def _visibility_certificate(args: argparse.Namespace, namespace: str) -> Any:
     if args.visibility_tls:
         return ServingCertificate.self_signed(service_dns_names(args.visibility_service, namespace))
     return None
+
+
+def _dashboard_certificate(args: argparse.Namespace) -> Any:
+    from core.manager.serving_tls import ServingCertificate
+
+    if args.dashboard_cert_dir is None:
+        return None
+    return ServingCertificate.from_dir(args.dashboard_cert_dir)

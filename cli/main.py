@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from cli import agent_command, hub_command, join_command, simulate_command
+from cli import agent_command, dashboard_command, hub_command, join_command, simulate_command
 from cli.ops import commands as ops_commands
 
 COMMAND_GROUPS_ENTRY_POINT = "fleetq.commands"
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     _register_installed_groups(commands)
     simulate_command.register(commands)
     hub_command.register(commands)
+    dashboard_command.register(commands)
     join_command.register(commands)
     agent_command.register(commands)
     ops_commands.register(commands)

@@ -96,6 +96,8 @@ class MultiKueueFleetSpec:
     )
     hub_args: tuple[str, ...] = ()
     """Extra `fleetq hub` arguments."""
+    dashboard: bool = False
+    """Serve the hub's dashboard on a free loopback port (`hub_dashboard_url`)."""
     start_timeout_seconds: float = 120.0
 
 
@@ -149,6 +151,7 @@ class MultiKueueFleet:
         self._created: list[_Created] = []
         self.workdir = spec.workdir
         self.hub_metrics_port = 0
+        self.hub_dashboard_url = ""
         self._hub_overrides: JsonDict = {}
         self.agent_metrics_ports: dict[str, int] = {}
 
@@ -256,11 +259,19 @@ class MultiKueueFleet:
             *("hub", "--config", str(config), "--kubeconfig", str(kubeconfig)),
             *("--health-port", str(health), "--metrics-port", str(metrics)),
             *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(webhook)),
+            *self._dashboard_args(),
             *self.spec.hub_args,
         ]
         self.hub = FleetProcess("fleetq hub", args, self.workdir / "hub.log", health)
         self.hub.start()
         return self.hub
+
+    def _dashboard_args(self) -> list[str]:
+        if not self.spec.dashboard:
+            return []
+        (port,) = allocate_ports(1)
+        self.hub_dashboard_url = f"http://127.0.0.1:{port}/"
+        return ["--dashboard-port", str(port)]
 
     def start_agent(self, worker: str) -> FleetProcess:
         """Start (or start again) `fleetq agent` on one fleet worker."""

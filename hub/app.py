@@ -28,6 +28,9 @@ from core.manager.manager import (
 )
 from core.manager.request_auth import RequestAuth
 from core.manager.serving_tls import ServingCertificate, server_context
+from hub.dashboard.serving import hub_dashboard, serve_dashboard
+from hub.dashboard.source import WorkerSummary, worker_summaries
+from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.service import MultiKueueConnections
 from hub.multikueue.dispatch.service import MultiKueueDispatch
 from hub.visibility.delegated_auth import DelegatedAuth
@@ -57,12 +60,19 @@ class HubOptions(ManagerOptions):
     authorization, as an aggregated API server (None: plain HTTP, open to anyone)."""
     multikueue: bool = True
     """Connect to MultiKueue workers and dispatch to them (the leader only)."""
+    dashboard_port: int | None = None
+    """Serve the fleet dashboard on this port (None: not served); always authenticated."""
+    dashboard_certificate: ServingCertificate | None = None
+    """With `dashboard_port`: serve it over TLS (None: plain HTTP, for loopback or a
+    TLS-terminating proxy in front)."""
 
 
 class Hub(KueueManager):
     """One hub replica (see module docstring)."""
 
     options: HubOptions
+    _workers: WorkerRegistry | None = None
+    """The worker connections, once this replica leads (for the dashboard's fleet view)."""
 
     def _hub_options(self) -> HubOptions:
         options = self.options
@@ -81,6 +91,7 @@ class Hub(KueueManager):
             workloads=self.informers.workloads,
             jobs=self.informers.jobs,
         )
+        self._workers = connections.registry
         group.create_task(connections.run(), name="multikueue-connections")
         group.create_task(dispatch.run(), name="multikueue-dispatch")
 
@@ -89,7 +100,7 @@ class Hub(KueueManager):
         secure_visibility = (
             options.visibility_port is not None and options.visibility_certificate is not None
         )
-        if secure_visibility or options.metrics_auth:
+        if secure_visibility or options.metrics_auth or options.dashboard_port is not None:
             return DelegatedAuth(self.client)
         return None
 
@@ -98,10 +109,28 @@ class Hub(KueueManager):
         refs = (workload.get("metadata") or {}).get("ownerReferences") or ()
         return [decode(OwnerReference, ref) for ref in refs]
 
+    def _worker_summaries(self) -> list[WorkerSummary] | None:
+        if self._workers is None or not self.leading:
+            return None
+        return worker_summaries(self._workers.connections())
+
     async def _start_extra_servers(
         self, runners: list[web.AppRunner], auth: RequestAuth | None
     ) -> None:
         options = self._hub_options()
+        if options.dashboard_port is not None and isinstance(auth, DelegatedAuth):
+            dashboard = hub_dashboard(
+                self.client, self.informers, self.host.engine, self._worker_summaries, auth
+            )
+            runner = await serve_dashboard(
+                dashboard,
+                auth,
+                options.bind_host,
+                options.dashboard_port,
+                options.dashboard_certificate,
+            )
+            runners.append(runner)
+            self.ports["dashboard"] = bound_port(runner)
         if options.visibility_port is None:
             return
         source = EngineSource(self.host.engine, owners=self._owners)

@@ -49,6 +49,7 @@ from core.engine.model import (
     ClusterQueue,
     ClusterQueueStatus,
     Cohort,
+    CohortFigures,
     CohortStatus,
     Condition,
     CycleResult,
@@ -67,7 +68,7 @@ from core.engine.model import (
 )
 from core.engine.preemption import Preemptor
 from core.engine.queueing import dequeue, enqueue, flush_all, flush_inadmissible, mark_pending
-from core.engine.quota_tree import FlavorResource
+from core.engine.quota_tree import FlavorResource, Quota
 from core.engine.resource_defaults import (
     LimitRange,
     RuntimeClass,
@@ -861,6 +862,27 @@ class Engine:
         """Quota charged to a ClusterQueue per (flavor, resource), for tests and metrics."""
         cq = self._state.cqs.get(name)
         return {} if cq is None else {fr: v for fr, v in cq.node.usage.items() if v}
+
+    def cluster_queue_quotas(self, name: str) -> dict[FlavorResource, Quota]:
+        """The quotas a ClusterQueue declares per (flavor, resource), for metrics."""
+        cq = self._state.cqs.get(name)
+        return {} if cq is None else dict(cq.node.quotas)
+
+    def cohort_figures(self, name: str) -> CohortFigures | None:
+        """A cohort's subtree quota and reservations, and its admitted count, for metrics."""
+        node = self._state.tree.cohorts.get(name)
+        if node is None:
+            return None
+        admitted = 0
+        for leaf in node.subtree_cluster_queues():
+            cq = self._state.cqs.get(leaf.name)
+            if cq is not None:
+                admitted += sum(1 for ws in cq.reserving.values() if ws.is_admitted)
+        return CohortFigures(
+            subtree_quota=dict(node.subtree_quota),
+            reservations={fr: v for fr, v in node.usage.items() if v},
+            admitted_workloads=admitted,
+        )
 
     def inadmissible_workloads(self, cluster_queue: str) -> list[str]:
         cq = self._state.cqs.get(cluster_queue)

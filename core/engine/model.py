@@ -498,6 +498,15 @@ class CohortStatus:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CohortFigures:
+    """A cohort's subtree as metrics report it (per (flavor, resource), base units)."""
+
+    subtree_quota: dict[tuple[str, str], int]
+    reservations: dict[tuple[str, str], int]
+    admitted_workloads: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LocalQueueStatus:
     pending_workloads: int
     reserving_workloads: int

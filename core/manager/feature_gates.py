@@ -6,7 +6,8 @@ fleetq reads the map and sorts each gate into one of three groups:
   turns off v0.19's default-on waitForPodsReady; MultiKueueIncrementalDispatcherConfig=false
   makes the Incremental dispatcher ignore `stepSize`, as before v0.19;
   ElasticJobsViaWorkloadSlices=false turns off v0.19's default-on elastic jobs: the
-  `kueue.x-k8s.io/elastic-job` annotation then means nothing);
+  `kueue.x-k8s.io/elastic-job` annotation then means nothing; LocalQueueMetrics=false leaves
+  the `kueue_local_queue_*` series empty);
 - fixed: fleetq always behaves as the gate's v0.19 default (or, for the kubeconfig path
   rules, as the gate's safe setting); asking for the other value is reported;
 - anything else: reported as not supported, never silently dropped.
@@ -22,11 +23,13 @@ from typing import Any
 DISABLE_WAIT_FOR_PODS_READY = "DisableWaitForPodsReady"
 INCREMENTAL_DISPATCHER_CONFIG = "MultiKueueIncrementalDispatcherConfig"
 ELASTIC_JOBS = "ElasticJobsViaWorkloadSlices"
+LOCAL_QUEUE_METRICS = "LocalQueueMetrics"
 
 HONOURED: Mapping[str, bool] = {
     DISABLE_WAIT_FOR_PODS_READY: False,
     INCREMENTAL_DISPATCHER_CONFIG: True,
     ELASTIC_JOBS: True,
+    LOCAL_QUEUE_METRICS: True,
 }
 """Gate → upstream v0.19's default."""
 
@@ -54,6 +57,7 @@ class FeatureGates:
     disable_wait_for_pods_ready: bool = HONOURED[DISABLE_WAIT_FOR_PODS_READY]
     incremental_dispatcher_config: bool = HONOURED[INCREMENTAL_DISPATCHER_CONFIG]
     elastic_jobs: bool = HONOURED[ELASTIC_JOBS]
+    local_queue_metrics: bool = HONOURED[LOCAL_QUEUE_METRICS]
 
 
 def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
@@ -81,4 +85,5 @@ def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
         disable_wait_for_pods_ready=values[DISABLE_WAIT_FOR_PODS_READY],
         incremental_dispatcher_config=values[INCREMENTAL_DISPATCHER_CONFIG],
         elastic_jobs=values[ELASTIC_JOBS],
+        local_queue_metrics=values[LOCAL_QUEUE_METRICS],
     )

@@ -148,7 +148,10 @@ class KueueManager:
         self.leader_elect = configuration.leader_election.leader_elect
         self.log = structlog.get_logger("hub").bind(identity=self.identity)
         self.metrics = ManagerMetrics(
-            replica_role="follower" if self.leader_elect else "standalone", version=_version()
+            replica_role="follower" if self.leader_elect else "standalone",
+            version=_version(),
+            cluster_queue_resources=configuration.enable_cluster_queue_resource_metrics,
+            local_queues=configuration.feature_gates.local_queue_metrics,
         )
         self.events = EventRecorder(
             client, reporting_controller=CONTROLLER_NAME, reporting_instance=self.identity

@@ -45,7 +45,14 @@ from core.manager.engine_host import EngineHost
 from core.manager.event_reasons import EventReason, reference
 from core.manager.field_manager import FIELD_MANAGER
 from core.manager.finalizers import is_deleting
-from core.manager.metrics import ManagerMetrics, QueueFigures
+from core.manager.metrics import (
+    ClusterQueueResources,
+    CohortFigures,
+    LocalQueueFigures,
+    ManagerMetrics,
+    QueueFigures,
+    ResourceQuota,
+)
 from core.manager.workload_decisions import condition_of
 
 Store = ObjectStore[dict[str, Any]]
@@ -282,15 +289,44 @@ class QueueStatusWriter:
 
     # -- metrics -------------------------------------------------------------------------
     def _root_cohort(self, name: str) -> str:
-        seen: set[str] = set()
-        while name and name not in seen:
-            seen.add(name)
+        lineage = self._lineage(name)
+        return lineage[-1] if lineage else name
+
+    def _lineage(self, name: str) -> list[str]:
+        """`name` and the cohorts above it, up to the root (a cycle stops where it closes)."""
+        out: list[str] = []
+        while name and name not in out:
+            out.append(name)
             cohort = self.cohorts.get(name)
             parent = ((cohort or {}).get("spec") or {}).get("parentName") if cohort else None
             if not parent:
-                return name
+                break
             name = str(parent)
-        return name
+        return out
+
+    def _refresh_cohort_gauges(self, metrics: ManagerMetrics) -> None:
+        engine = self.host.engine
+        names = set(engine.cohort_names())
+        for gone in [n for n in metrics.cohorts() if n not in names]:
+            metrics.forget_cohort(gone)
+        for name in sorted(names):
+            figures = engine.cohort_figures(name)
+            status = engine.cohort_status(name)
+            if figures is None or status is None:
+                continue
+            cohort = self.cohorts.get(name)
+            parent = str((((cohort or {}).get("spec") or {}).get("parentName")) or "")
+            metrics.set_cohort(
+                name,
+                CohortFigures(
+                    parent=parent,
+                    root=self._root_cohort(name),
+                    weighted_share=status.weighted_share,
+                    subtree_quota=figures.subtree_quota,
+                    reservations=figures.reservations,
+                    admitted_active=figures.admitted_workloads,
+                ),
+            )
 
     def _refresh_gauges(self, names: list[str], everything: bool) -> None:
         metrics = self.metrics
@@ -300,6 +336,7 @@ class QueueStatusWriter:
         if everything:
             for gone in [n for n in self._gauged if n not in self.cluster_queues]:
                 metrics.forget_cluster_queue(gone, (self._gauged.pop(gone),))
+        self._refresh_cohort_gauges(metrics)
         for name in names:
             cq = self.cluster_queues.get(name)
             status = engine.cluster_queue_status(name)
@@ -324,6 +361,19 @@ class QueueStatusWriter:
                 ),
                 state,
                 *lineage,
+                cohort_ancestors=self._lineage(parent),
+                resources=ClusterQueueResources(
+                    cohort=parent,
+                    quotas={
+                        fr: ResourceQuota(q.nominal, q.borrowing_limit, q.lending_limit)
+                        for fr, q in engine.cluster_queue_quotas(name).items()
+                    },
+                    reservation={
+                        (f.flavor, f.resource): f.total for f in status.flavors_reservation
+                    },
+                    usage={(f.flavor, f.resource): f.total for f in status.flavors_usage},
+                    weighted_share=status.weighted_share,
+                ),
             )
             self._gauge_local_queues(name, inadmissible)
 
@@ -342,13 +392,21 @@ class QueueStatusWriter:
             if status is None:
                 continue
             stuck = parked.get(f"{namespace}/{name}", 0)
+            active = status.conditions[0].status if status.conditions else None
             self.metrics.set_local_queue(
                 namespace,
                 name,
-                QueueFigures(
-                    active_pending=max(0, status.pending_workloads - stuck),
-                    inadmissible_pending=stuck,
-                    reserving=status.reserving_workloads,
-                    admitted=status.admitted_workloads,
+                LocalQueueFigures(
+                    QueueFigures(
+                        active_pending=max(0, status.pending_workloads - stuck),
+                        inadmissible_pending=stuck,
+                        reserving=status.reserving_workloads,
+                        admitted=status.admitted_workloads,
+                    ),
+                    active="Unknown" if active is None else ("True" if active else "False"),
+                    reservation={
+                        (f.flavor, f.resource): f.total for f in status.flavors_reservation
+                    },
+                    usage={(f.flavor, f.resource): f.total for f in status.flavors_usage},
                 ),
             )

@@ -15,7 +15,7 @@ from core.api.workload_conditions import WorkloadConditionType as Cond
 from core.kube.events import EventRecorder
 from core.manager import watched_kinds as kinds
 from core.manager.event_reasons import EventReason, evicted_reason, reference
-from core.manager.metrics import ManagerMetrics
+from core.manager.metrics import LocalQueueRef, ManagerMetrics
 from core.manager.workload_decisions import condition_of, condition_true
 
 
@@ -32,6 +32,12 @@ def _time_of(condition: Json | None) -> float | None:
 def priority_class_name(workload: Json) -> str:
     ref = (workload.get("spec") or {}).get("priorityClassRef") or {}
     return str(ref.get("name") or "")
+
+
+def local_queue_of(workload: Json) -> LocalQueueRef | None:
+    queue = (workload.get("spec") or {}).get("queueName")
+    namespace = (workload.get("metadata") or {}).get("namespace")
+    return LocalQueueRef(str(namespace), str(queue)) if queue and namespace else None
 
 
 def queued_since(workload: Json, status: Json) -> float:
@@ -60,12 +66,13 @@ class WorkloadTransitions:
         admission = after.get("admission") or before.get("admission") or {}
         cluster_queue = str(admission.get("clusterQueue") or "")
         pc = priority_class_name(workload)
+        lq = local_queue_of(workload)
         ref = reference(workload, kinds.WORKLOADS, "Workload")
         if _became_true(before, after, Cond.QUOTA_RESERVED):
             reserved_at = _time_of(condition_of(after, Cond.QUOTA_RESERVED)) or 0.0
             waited = max(0.0, reserved_at - queued_since(workload, before))
             if self.metrics is not None:
-                self.metrics.quota_reserved(cluster_queue, pc, waited)
+                self.metrics.quota_reserved(cluster_queue, pc, waited, lq)
             if self.events is not None:
                 self.events.record(
                     ref,
@@ -79,7 +86,7 @@ class WorkloadTransitions:
             waited = max(0.0, admitted_at - queued_since(workload, before))
             if self.metrics is not None:
                 self.metrics.admitted(
-                    cluster_queue, pc, waited, max(0.0, admitted_at - reserved_at)
+                    cluster_queue, pc, waited, max(0.0, admitted_at - reserved_at), lq
                 )
             if self.events is not None:
                 self.events.record(
@@ -92,7 +99,8 @@ class WorkloadTransitions:
             evicted = condition_of(after, Cond.EVICTED) or {}
             reason, cause = split_eviction_reason(str(evicted.get("reason") or ""))
             if self.metrics is not None:
-                self.metrics.evicted(cluster_queue, reason, cause, pc)
+                first = condition_of(before, Cond.EVICTED) is None
+                self.metrics.evicted(cluster_queue, reason, cause, pc, lq, first=first)
             if self.events is not None:
                 self.events.record(
                     ref, evicted_reason(reason, cause), str(evicted.get("message") or "")
@@ -103,4 +111,4 @@ class WorkloadTransitions:
         if _became_true(before, after, Cond.FINISHED) and self.metrics is not None:
             finished_at = _time_of(condition_of(after, Cond.FINISHED)) or 0.0
             admitted_at = _time_of(condition_of(before, Cond.ADMITTED)) or finished_at
-            self.metrics.finished(cluster_queue, pc, max(0.0, finished_at - admitted_at))
+            self.metrics.finished(cluster_queue, pc, max(0.0, finished_at - admitted_at), lq)

@@ -177,3 +177,39 @@ def test_a_workload_held_before_a_restart_stays_held() -> None:
     restarted.add_workload(dataclasses.replace(wl("serving", 3000), status=status))
     assert restarted.queued_workloads("cq") == []
     assert restarted.schedule().admitted == []
+
+
+def test_quota_and_cohort_figures_for_metrics() -> None:
+    e = engine()
+    cq = dataclasses.replace(
+        ClusterQueue(
+            name="team-cq",
+            resource_groups=(
+                ResourceGroup(
+                    covered_resources=("cpu",),
+                    flavors=(
+                        FlavorQuotas(
+                            name="default",
+                            resources=(
+                                ResourceQuota(name="cpu", nominal=2000, borrowing_limit=1000),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        cohort="team",
+    )
+    e.upsert_cluster_queue(cq)
+    e.upsert_local_queue(LocalQueue(namespace="ns", name="team-lq", cluster_queue="team-cq"))
+    e.add_workload(dataclasses.replace(wl("a", 1500, 1), queue_name="team-lq"))
+    e.schedule()
+    quotas = e.cluster_queue_quotas("team-cq")
+    assert quotas[("default", "cpu")].nominal == 2000
+    assert quotas[("default", "cpu")].borrowing_limit == 1000
+    figures = e.cohort_figures("team")
+    assert figures is not None
+    assert figures.subtree_quota[("default", "cpu")] == 2000
+    assert figures.reservations == {("default", "cpu"): 1500}
+    assert figures.admitted_workloads == 1
+    assert e.cohort_figures("nobody") is None

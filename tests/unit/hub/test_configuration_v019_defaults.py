@@ -105,3 +105,12 @@ def test_elastic_jobs_are_on_by_default_and_the_gate_turns_them_off() -> None:
     assert not configuration.feature_gates.elastic_jobs
     assert not engine_config_for(configuration).workload_slices
     assert not JobAdmissionSettings.from_configuration(configuration).elastic_jobs
+
+
+def test_local_queue_metrics_are_on_by_default_and_the_gate_turns_them_off() -> None:
+    assert parse_configuration({}).configuration.feature_gates.local_queue_metrics
+    loaded = parse_configuration({"featureGates": {"LocalQueueMetrics": False}})
+    assert loaded.warnings == ()
+    assert not loaded.configuration.feature_gates.local_queue_metrics
+    resources = parse_configuration({"metrics": {"enableClusterQueueResources": True}})
+    assert resources.configuration.enable_cluster_queue_resource_metrics

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from core.manager.metrics import ManagerMetrics, QueueFigures
+from core.manager.metrics import (
+    ClusterQueueResources,
+    CohortFigures,
+    LocalQueueFigures,
+    LocalQueueRef,
+    ManagerMetrics,
+    QueueFigures,
+    ResourceQuota,
+)
 
 
 def _samples(metrics: ManagerMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -35,7 +43,7 @@ def test_events_are_counted_under_upstream_names() -> None:
     assert _value(metrics, "kueue_finished_workloads_total", **cq) == 1
     assert _value(metrics, "kueue_admission_wait_time_seconds_count", **cq) == 1
     assert _value(metrics, "kueue_admission_wait_time_seconds_sum", **cq) == 4.0
-    assert _value(metrics, "kueue_execution_time_seconds_sum", **cq) == 60
+    assert _value(metrics, "fleetq_execution_time_seconds_sum", **cq) == 60
     assert (
         _value(
             metrics,
@@ -108,3 +116,118 @@ def test_local_queue_pending_gauge() -> None:
 def test_build_info_is_exposed() -> None:
     text = ManagerMetrics(version="0.1.0").exposition().decode()
     assert "kueue_build_info{" in text and 'git_version="0.1.0"' in text
+
+
+def test_cluster_queue_resource_series_only_when_enabled() -> None:
+    resources = ClusterQueueResources(
+        cohort="team",
+        quotas={("on-demand", "cpu"): ResourceQuota(4000, borrowing_limit=2000)},
+        reservation={("on-demand", "cpu"): 1500},
+        usage={("on-demand", "cpu"): 500},
+        weighted_share=120,
+    )
+    figures = QueueFigures(0, 0, 1, 1)
+    off = ManagerMetrics()
+    off.set_cluster_queue("cq", figures, "active", "team", "team", resources=resources)
+    assert "kueue_cluster_queue_nominal_quota{" not in off.exposition().decode()
+    on = ManagerMetrics(cluster_queue_resources=True)
+    on.set_cluster_queue("cq", figures, "active", "team", "team", resources=resources)
+    fr = {"cohort": "team", "cluster_queue": "cq", "flavor": "on-demand", "resource": "cpu"}
+    assert _value(on, "kueue_cluster_queue_nominal_quota", **fr) == 4.0
+    assert _value(on, "kueue_cluster_queue_borrowing_limit", **fr) == 2.0
+    assert _value(on, "kueue_cluster_queue_resource_reservation", **fr) == 1.5
+    assert _value(on, "kueue_cluster_queue_resource_usage", **fr) == 0.5
+    assert "kueue_cluster_queue_lending_limit{" not in on.exposition().decode()
+    assert (
+        _value(on, "kueue_cluster_queue_weighted_share", cluster_queue="cq", cohort="team") == 120
+    )
+    on.forget_cluster_queue("cq", [("team", "team")])
+    assert "kueue_cluster_queue_nominal_quota{" not in on.exposition().decode()
+
+
+def test_cohort_series_and_subtree_admissions() -> None:
+    metrics = ManagerMetrics()
+    metrics.set_cohort(
+        "team",
+        CohortFigures(
+            parent="org",
+            root="org",
+            weighted_share=0,
+            subtree_quota={("on-demand", "memory"): 2**30},
+            reservations={("on-demand", "memory"): 2**29},
+            admitted_active=3,
+        ),
+    )
+    res = {"cohort": "team", "flavor": "on-demand", "resource": "memory"}
+    assert _value(metrics, "kueue_cohort_subtree_quota", **res) == 2**30
+    assert _value(metrics, "kueue_cohort_subtree_resource_reservations", **res) == 2**29
+    assert _value(metrics, "kueue_cohort_subtree_admitted_active_workloads", cohort="team") == 3
+    info = {"cohort": "team", "parent_cohort": "org", "root_cohort": "org"}
+    assert _value(metrics, "kueue_cohort_info", **info) == 1
+    metrics.set_cluster_queue(
+        "cq", QueueFigures(0, 0, 0, 0), "active", "team", "org", cohort_ancestors=("team", "org")
+    )
+    metrics.admitted("cq", "high", waited=1.0, checks_waited=0.0)
+    for cohort in ("team", "org"):
+        assert (
+            _value(
+                metrics,
+                "kueue_cohort_subtree_admitted_workloads_total",
+                cohort=cohort,
+                priority_class="high",
+            )
+            == 1
+        )
+    metrics.forget_cohort("team")
+    gauges = {
+        name
+        for name, labels in _samples(metrics)
+        if dict(labels).get("cohort") == "team" and not name.endswith("_created")
+    }
+    assert gauges == {"kueue_cohort_subtree_admitted_workloads_total"}  # counters stay
+    assert metrics.cohorts() == []
+
+
+def test_local_queue_series_follow_the_gate() -> None:
+    lq = LocalQueueRef("team-a", "default")
+    figures = LocalQueueFigures(
+        QueueFigures(1, 0, 2, 1),
+        active="False",
+        reservation={("on-demand", "cpu"): 2000},
+        usage={("on-demand", "cpu"): 1000},
+    )
+    on = ManagerMetrics()
+    on.set_local_queue("team-a", "default", figures)
+    on.quota_reserved("cq", "", 2.0, lq)
+    on.admitted("cq", "", 3.0, 1.0, lq)
+    on.evicted("cq", "Preempted", "", "", lq, first=True)
+    on.evicted("cq", "Preempted", "", "", lq)
+    on.finished("cq", "", 10.0, lq)
+    q = {"name": "default", "namespace": "team-a"}
+    assert _value(on, "kueue_local_queue_reserving_active_workloads", **q) == 2
+    assert _value(on, "kueue_local_queue_admitted_active_workloads", **q) == 1
+    assert _value(on, "kueue_local_queue_status", **q, active="False") == 1
+    assert _value(on, "kueue_local_queue_status", **q, active="True") == 0
+    fr = {**q, "flavor": "on-demand", "resource": "cpu"}
+    assert _value(on, "kueue_local_queue_resource_reservation", **fr) == 2.0
+    assert _value(on, "kueue_local_queue_resource_usage", **fr) == 1.0
+    pc = {**q, "priority_class": ""}
+    assert _value(on, "kueue_local_queue_quota_reserved_workloads_total", **pc) == 1
+    assert _value(on, "kueue_local_queue_admitted_workloads_total", **pc) == 1
+    assert _value(on, "kueue_local_queue_finished_workloads_total", **pc) == 1
+    assert _value(on, "kueue_local_queue_admission_wait_time_seconds_sum", **pc) == 3.0
+    evicted = {**pc, "reason": "Preempted", "underlying_cause": ""}
+    assert _value(on, "kueue_local_queue_evicted_workloads_total", **evicted) == 2
+    once = {
+        "cluster_queue": "cq",
+        "reason": "Preempted",
+        "underlying_cause": "",
+        "priority_class": "",
+    }
+    assert _value(on, "kueue_evicted_workloads_once_total", **once) == 1
+    off = ManagerMetrics(local_queues=False)
+    off.set_local_queue("team-a", "default", figures)
+    off.admitted("cq", "", 3.0, 1.0, lq)
+    assert "kueue_local_queue_" not in "".join(
+        line for line in off.exposition().decode().splitlines() if not line.startswith("#")
+    )

@@ -1,0 +1,36 @@
+"""The dashboard's actions: the same writes `fleetq stop` / `fleetq resume` make.
+
+A ClusterQueue is stopped with `spec.stopPolicy: Hold` (no new admissions; running
+workloads stay) and resumed with `None`; a Workload is deactivated with
+`spec.active: false` (the hub evicts it and its job is suspended). The hub makes the
+write with its own identity after the user's SubjectAccessReview for `patch` allowed it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from core.kube.client import KubeClient
+from core.manager import watched_kinds as kinds
+
+
+class DashboardActions(Protocol):
+    async def set_cluster_queue_stopped(self, name: str, stopped: bool) -> None: ...
+
+    async def deactivate_workload(self, namespace: str, name: str) -> None: ...
+
+
+class KubeActions:
+    """`DashboardActions` as merge patches through the hub's client."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+
+    async def set_cluster_queue_stopped(self, name: str, stopped: bool) -> None:
+        body = {"spec": {"stopPolicy": "Hold" if stopped else "None"}}
+        await self._client.patch(kinds.CLUSTER_QUEUES, name, body)
+
+    async def deactivate_workload(self, namespace: str, name: str) -> None:
+        await self._client.patch(
+            kinds.WORKLOADS, name, {"spec": {"active": False}}, namespace=namespace
+        )

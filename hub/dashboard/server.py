@@ -1,0 +1,308 @@
+"""The dashboard's HTTP server: static pages, JSON views, live event streams, actions.
+
+- `/`, `/static/*`, `/healthz`: open (the page holds no data; it asks for a token).
+- `GET /api/session`: who the caller is, a CSRF token, which actions RBAC allows.
+- `GET /api/views/<view>`: one view's JSON, after the view's SubjectAccessReview.
+- `GET /api/stream?view=`: the same view as server-sent events, pushed whenever it
+  changes (checked every `push_seconds`); the caller's token and access are checked
+  again every `recheck_seconds`, so an expired token or a revoked RoleBinding ends the
+  stream; at most `StreamLimiter.per_user` streams per user.
+- `POST /api/actions/<action>`: only from the dashboard's own origin, with the CSRF
+  token, after a SubjectAccessReview for `patch` on the object.
+Credentials come in the Authorization header only (never a query string), and nothing
+here logs headers. Every response forbids framing and caching of data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import orjson
+import structlog
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from core.kube.errors import KubeError
+from hub.dashboard.access import Action, DashboardAuth, action_attributes, view_attributes
+from hub.dashboard.actions import DashboardActions
+from hub.dashboard.csrf import CSRF_HEADER, CsrfTokens
+from hub.dashboard.source import DashboardSource
+from hub.dashboard.streams import StreamLimiter, TooManyStreams
+from hub.dashboard.views import (
+    VIEWS,
+    flavors_view,
+    fleet_view,
+    queues_view,
+    workload_view,
+    workloads_view,
+)
+from hub.visibility.authentication import UserInfo
+
+HEALTH_PATH = "/healthz"
+_STATIC = resources.files("hub.dashboard") / "static"
+_STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+_USER = web.RequestKey("dashboard_user", UserInfo)
+_log = structlog.get_logger("hub.dashboard")
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        body=orjson.dumps(body),
+        status=status,
+        content_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json({"error": message, "code": status}, status)
+
+
+def _credentials(request: web.Request, user: UserInfo) -> str:
+    return request.headers.get("Authorization") or f"user:{user.name}:{user.uid}"
+
+
+class Dashboard:
+    """The dashboard application (see module docstring)."""
+
+    def __init__(
+        self,
+        source: DashboardSource,
+        auth: DashboardAuth,
+        actions: DashboardActions,
+        *,
+        limiter: StreamLimiter | None = None,
+        push_seconds: float = 0.5,
+        recheck_seconds: float = 30.0,
+        keepalive_seconds: float = 15.0,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.source = source
+        self.auth = auth
+        self.actions = actions
+        self.limiter = limiter or StreamLimiter()
+        self.csrf = CsrfTokens()
+        self.push_seconds = push_seconds
+        self.recheck_seconds = recheck_seconds
+        self.keepalive_seconds = keepalive_seconds
+        self.now = now
+        self._built: dict[tuple[str, str, str], tuple[float, dict[str, Any] | None]] = {}
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._headers, self._authenticate])
+        app.router.add_get("/", self._index)
+        app.router.add_get("/static/{file}", self._static)
+        app.router.add_get(HEALTH_PATH, self._health)
+        app.router.add_get("/api/session", self._session)
+        app.router.add_get("/api/views/{view}", self._view)
+        app.router.add_get("/api/stream", self._stream)
+        app.router.add_post("/api/actions/{action}", self._action)
+        return app
+
+    # -- middlewares -------------------------------------------------------------------
+    @web.middleware
+    async def _headers(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        response = await handler(request)
+        for name, value in _SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not request.path.startswith("/api/"):
+            return await handler(request)
+        if "token" in request.query or "access_token" in request.query:
+            return _error(400, "credentials go in the Authorization header, never in the URL")
+        user = await self.auth.authenticate(request)
+        if user is None:
+            return _error(401, "Unauthorized: send a valid bearer token")
+        request[_USER] = user
+        return await handler(request)
+
+    # -- open pages --------------------------------------------------------------------
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return self._file("index.html")
+
+    async def _static(self, request: web.Request) -> web.StreamResponse:
+        return self._file(request.match_info["file"])
+
+    def _file(self, name: str) -> web.StreamResponse:
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        if "/" in name or suffix not in _STATIC_TYPES:
+            raise web.HTTPNotFound()
+        path = _STATIC / name
+        if not path.is_file():
+            raise web.HTTPNotFound()
+        return web.Response(body=path.read_bytes(), content_type=_STATIC_TYPES[suffix])
+
+    async def _health(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    # -- data ----------------------------------------------------------------------------
+    async def _session(self, request: web.Request) -> web.StreamResponse:
+        user = request[_USER]
+        can = {}
+        for action in Action:
+            decision = await self.auth.decide(user, action_attributes(action))
+            can[action.value] = decision.allowed
+        return _json(
+            {
+                "user": user.name,
+                "groups": list(user.groups),
+                "csrf": self.csrf.issue(_credentials(request, user)),
+                "can": can,
+            }
+        )
+
+    async def _authorized_view(
+        self, request: web.Request, view: str
+    ) -> tuple[dict[str, Any] | None, web.Response | None]:
+        if view not in VIEWS:
+            return None, _error(404, f"no view {view!r}; views are {', '.join(VIEWS)}")
+        namespace = request.query.get("namespace", "")
+        name = request.query.get("name", "")
+        if view == "workload" and not (namespace and name):
+            return None, _error(400, "the workload view needs namespace and name")
+        user = request[_USER]
+        decision = await self.auth.decide(user, view_attributes(view, namespace, name))
+        if not decision.allowed:
+            _log.info("dashboard.forbidden", user=user.name, view=view, namespace=namespace)
+            where = f' in namespace "{namespace}"' if namespace else ""
+            return None, _error(
+                403,
+                f'User "{user.name}" may not see the {view} view{where}: RBAC does not allow '
+                f"{view_attributes(view, namespace, name).verb} "
+                f"{view_attributes(view).resource}.{view_attributes(view).group}"
+                + (f" ({decision.reason})" if decision.reason else ""),
+            )
+        body = self.build(view, namespace, name)
+        if body is None:
+            return None, _error(404, f"workload {namespace}/{name} not found")
+        return body, None
+
+    def build(self, view: str, namespace: str = "", name: str = "") -> dict[str, Any] | None:
+        """The view's body; streams of the same view share one build per `push_seconds`."""
+        key = (view, namespace, name)
+        cached = self._built.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self.push_seconds:
+            return cached[1]
+        body = self._build(view, namespace, name)
+        if len(self._built) > 256:
+            self._built.clear()
+        self._built[key] = (time.monotonic(), body)
+        return body
+
+    def _build(self, view: str, namespace: str, name: str) -> dict[str, Any] | None:
+        now = self.now()
+        if view == "fleet":
+            return fleet_view(self.source, now)
+        if view == "queues":
+            return queues_view(self.source)
+        if view == "workloads":
+            return workloads_view(self.source, now, namespace or None)
+        if view == "workload":
+            return workload_view(self.source, namespace, name, now)
+        return flavors_view(self.source)
+
+    async def _view(self, request: web.Request) -> web.StreamResponse:
+        body, refused = await self._authorized_view(request, request.match_info["view"])
+        return refused if refused is not None else _json(body)
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
+        view = request.query.get("view", "")
+        body, refused = await self._authorized_view(request, view)
+        if refused is not None:
+            return refused
+        user = request[_USER]
+        try:
+            with self.limiter.stream(user.name):
+                return await self._push(request, view, body)
+        except ConnectionResetError:  # the browser went away: the stream is over
+            return web.Response(status=204)
+        except TooManyStreams:
+            return _error(
+                429, f"too many live streams for {user.name} (at most {self.limiter.per_user})"
+            )
+
+    async def _push(
+        self, request: web.Request, view: str, first: dict[str, Any] | None
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
+        )
+        await response.prepare(request)
+        last = orjson.dumps(first)
+        await response.write(b"event: view\ndata: " + last + b"\n\n")
+        checked = sent = time.monotonic()
+        while True:
+            await asyncio.sleep(self.push_seconds)
+            if time.monotonic() - checked >= self.recheck_seconds:
+                checked = time.monotonic()
+                user = await self.auth.authenticate(request)
+                body, refused = (None, None)
+                if user is not None:
+                    request[_USER] = user
+                    body, refused = await self._authorized_view(request, view)
+                if user is None or refused is not None:
+                    reason = b"unauthorized" if user is None else b"forbidden"
+                    await response.write(b"event: " + reason + b"\ndata: {}\n\n")
+                    break
+            else:
+                body = self.build(
+                    view, request.query.get("namespace", ""), request.query.get("name", "")
+                )
+            payload = orjson.dumps(body)
+            if payload != last:
+                await response.write(b"event: view\ndata: " + payload + b"\n\n")
+                last, sent = payload, time.monotonic()
+            elif time.monotonic() - sent >= self.keepalive_seconds:
+                await response.write(b": keepalive\n\n")
+                sent = time.monotonic()
+        await response.write_eof()
+        return response
+
+    # -- actions -------------------------------------------------------------------------
+    async def _action(self, request: web.Request) -> web.StreamResponse:
+        origin = request.headers.get("Origin")
+        if origin is None or origin.split("://", 1)[-1] != request.host:
+            return _error(403, "actions are only accepted from the dashboard's own page")
+        user = request[_USER]
+        if not self.csrf.valid(_credentials(request, user), request.headers.get(CSRF_HEADER)):
+            return _error(403, "missing or wrong CSRF token; reload the page")
+        try:
+            action = Action(request.match_info["action"])
+        except ValueError:
+            return _error(404, f"no action {request.match_info['action']!r}")
+        try:
+            target = await request.json()
+        except ValueError:
+            return _error(400, "the body must be JSON: {namespace?, name}")
+        name = str((target or {}).get("name") or "")
+        namespace = str((target or {}).get("namespace") or "")
+        if not name or (action is Action.DEACTIVATE_WORKLOAD and not namespace):
+            return _error(400, "say which object: name (and namespace for a workload)")
+        decision = await self.auth.decide(user, action_attributes(action, namespace, name))
+        if not decision.allowed:
+            return _error(403, f'User "{user.name}" may not patch {name}: RBAC does not allow it')
+        try:
+            if action is Action.DEACTIVATE_WORKLOAD:
+                await self.actions.deactivate_workload(namespace, name)
+            else:
+                await self.actions.set_cluster_queue_stopped(
+                    name, action is Action.STOP_CLUSTER_QUEUE
+                )
+        except KubeError as error:
+            return _error(502, f"the write failed: {error}")
+        _log.info("dashboard.action", user=user.name, action=action.value, name=name)
+        return _json({"done": action.value, "namespace": namespace, "name": name})

@@ -1,0 +1,115 @@
+"""What the dashboard reads: the hub's caches, its engine and its worker connections.
+
+`DashboardSource` is the narrow face the views need; `HubSource` implements it over a
+running hub (informer caches, the engine's queue positions, the MultiKueue worker
+registry, which exists on the leader only). Tests implement it over plain lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.api.json_types import Json
+from core.api.worker_capacity import WorkerCapacity
+from core.engine.engine import Engine
+from core.manager.informer_set import Cache
+from hub.multikueue.connections.worker_connection import WorkerConnection
+from hub.multikueue.dispatch.capacity_view import pick_report
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSummary:
+    """One MultiKueue worker as the hub's connection to it sees it."""
+
+    name: str
+    connected: bool
+    phase: str
+    reason: str
+    since: datetime | None
+    report: WorkerCapacity | None
+
+
+class DashboardSource(Protocol):
+    def cluster_queues(self) -> Sequence[Json]: ...
+    def local_queues(self) -> Sequence[Json]: ...
+    def cohorts(self) -> Sequence[Json]: ...
+    def resource_flavors(self) -> Sequence[Json]: ...
+    def workloads(self) -> Sequence[Json]: ...
+    def workers(self) -> list[WorkerSummary] | None:
+        """None when this replica holds no worker connections (not the leader)."""
+        ...
+
+    def queue_positions(self) -> dict[str, int]:
+        """Workload key → its position in its ClusterQueue (pending ones only)."""
+        ...
+
+
+class HubSource:
+    """`DashboardSource` over a hub's informers, engine and (when leading) workers."""
+
+    def __init__(
+        self,
+        *,
+        cluster_queues: Cache,
+        local_queues: Cache,
+        cohorts: Cache,
+        resource_flavors: Cache,
+        workloads: Cache,
+        engine: Engine,
+        workers: Callable[[], list[WorkerSummary] | None],
+    ) -> None:
+        self._cqs = cluster_queues
+        self._lqs = local_queues
+        self._cohorts = cohorts
+        self._flavors = resource_flavors
+        self._workloads = workloads
+        self._engine = engine
+        self._workers = workers
+
+    def cluster_queues(self) -> Sequence[Json]:
+        return self._cqs.store.list()
+
+    def local_queues(self) -> Sequence[Json]:
+        return self._lqs.store.list()
+
+    def cohorts(self) -> Sequence[Json]:
+        return self._cohorts.store.list()
+
+    def resource_flavors(self) -> Sequence[Json]:
+        return self._flavors.store.list()
+
+    def workloads(self) -> Sequence[Json]:
+        return self._workloads.store.list()
+
+    def workers(self) -> list[WorkerSummary] | None:
+        return self._workers()
+
+    def queue_positions(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name in self._engine.cluster_queue_names():
+            for pending in self._engine.pending_workloads(name):
+                out[f"{pending.namespace}/{pending.name}"] = pending.position_in_cluster_queue
+        return out
+
+
+def worker_summaries(connections: Iterable[WorkerConnection]) -> list[WorkerSummary]:
+    """What the fleet view shows of each worker connection and its capacity report."""
+    out = []
+    for connection in connections:
+        state = connection.state
+        caches = connection.caches
+        report = None if caches is None else pick_report(caches.capacity_reports(), connection.name)
+        out.append(
+            WorkerSummary(
+                name=connection.name,
+                connected=connection.connected,
+                phase=state.phase.value,
+                reason=state.last_error,
+                since=state.connected_since if connection.connected else state.disconnected_since,
+                report=report,
+            )
+        )
+    return sorted(out, key=lambda w: w.name)

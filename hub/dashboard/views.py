@@ -1,0 +1,337 @@
+"""The dashboard's views as JSON, built from a `DashboardSource` on each request or push.
+
+Each view is a plain dict the browser renders as is: numbers for bars (quantities as
+floats in the resource's unit, beside their text), words for states, and the stories
+`fleetq describe` tells (`cli.ops.workload_story`, the one definition of a workload's
+phase, pending reason and timeline). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from cli.ops.workload_phase import WorkloadPhase, cluster_queue_of, dispatched_to, workload_phase
+from cli.ops.workload_story import pending_reason, story_steps
+from core.api.codec import decode
+from core.api.json_types import Json
+from core.api.meta import ConditionStatus
+from core.api.quantity import QuantityError, parse_quantity
+from core.api.workload import Workload
+from hub.dashboard.source import DashboardSource, WorkerSummary
+
+VIEWS = ("fleet", "queues", "workloads", "workload", "flavors")
+WORKLOAD_ROWS_LIMIT = 2000
+"""At most this many rows in the workloads table (the newest first); counts stay exact."""
+
+
+_DECODED: dict[tuple[str, str], Workload] = {}
+_DECODED_LIMIT = 50_000
+
+
+def _workload(raw: Json) -> Workload:
+    """`raw` decoded, once per (uid, resourceVersion): views rebuild every half second."""
+    meta = _meta(raw)
+    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+    if not key[1]:
+        return decode(Workload, raw)
+    found = _DECODED.get(key)
+    if found is None:
+        if len(_DECODED) >= _DECODED_LIMIT:
+            _DECODED.clear()
+        found = _DECODED[key] = decode(Workload, raw)
+    return found
+
+
+def _number(quantity: object) -> float:
+    try:
+        return float(parse_quantity(str(quantity)))
+    except (QuantityError, ValueError):
+        return 0.0
+
+
+def _bars(allocatable: Json, used: Json) -> list[dict[str, Any]]:
+    out = []
+    for resource in sorted(allocatable):
+        total = _number(allocatable[resource])
+        taken = _number(used.get(resource, "0"))
+        out.append(
+            {
+                "resource": resource,
+                "total": total,
+                "used": taken,
+                "free": max(0.0, total - taken),
+                "totalText": str(allocatable[resource]),
+                "usedText": str(used.get(resource, "0")),
+            }
+        )
+    return out
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat()
+
+
+def _worker(worker: WorkerSummary, now: datetime) -> dict[str, Any]:
+    report = worker.report
+    flavors: list[dict[str, Any]] = []
+    observed = None
+    if report is not None:
+        observed = report.status.observed_time
+        for flavor in report.status.flavors:
+            flavors.append(
+                {
+                    "name": flavor.name,
+                    "nodes": flavor.node_count,
+                    "bars": _bars(dict(flavor.allocatable), dict(flavor.requested)),
+                    "largestFreeBlocks": [
+                        {k: str(v) for k, v in block.items()}
+                        for block in flavor.largest_free_blocks
+                    ],
+                }
+            )
+    return {
+        "name": worker.name,
+        "connected": worker.connected,
+        "phase": worker.phase,
+        "reason": worker.reason,
+        "since": _iso(worker.since),
+        "reportAgeSeconds": None if observed is None else (now - observed).total_seconds(),
+        "flavors": flavors,
+        "running": 0,
+    }
+
+
+def fleet_view(source: DashboardSource, now: datetime) -> dict[str, Any]:
+    workers = source.workers()
+    running: dict[str, int] = {}
+    for raw in source.workloads():
+        workload = _workload(raw)
+        if workload_phase(workload) is WorkloadPhase.ADMITTED and workload.status.cluster_name:
+            running[workload.status.cluster_name] = running.get(workload.status.cluster_name, 0) + 1
+    rows = []
+    for worker in workers or ():
+        row = _worker(worker, now)
+        row["running"] = running.get(worker.name, 0)
+        rows.append(row)
+    return {"leader": workers is not None, "workers": rows}
+
+
+def _meta(obj: Json) -> Json:
+    return obj.get("metadata") or {}
+
+
+def _usage_rows(status: Json, spec: Json) -> list[dict[str, Any]]:
+    """Per flavor and resource: nominal, reserved, borrowed (for the queue bars)."""
+    nominal: dict[tuple[str, str], Any] = {}
+    for group in spec.get("resourceGroups") or ():
+        for flavor in group.get("flavors") or ():
+            for resource in flavor.get("resources") or ():
+                nominal[(flavor.get("name"), resource.get("name"))] = resource.get("nominalQuota")
+    out = []
+    for flavor in status.get("flavorsReservation") or ():
+        for resource in flavor.get("resources") or ():
+            key = (flavor.get("name"), resource.get("name"))
+            out.append(
+                {
+                    "flavor": key[0],
+                    "resource": key[1],
+                    "nominal": _number(nominal.get(key, "0")),
+                    "reserved": _number(resource.get("total", "0")),
+                    "borrowed": _number(resource.get("borrowed", "0")),
+                    "nominalText": str(nominal.get(key, "0")),
+                    "reservedText": str(resource.get("total", "0")),
+                }
+            )
+    return out
+
+
+def _active(status: Json) -> tuple[bool, str]:
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "Active":
+            return condition.get("status") == "True", str(condition.get("reason") or "")
+    return False, "Unknown"
+
+
+def queues_view(source: DashboardSource) -> dict[str, Any]:
+    cohorts = []
+    for cohort in source.cohorts():
+        spec, status = cohort.get("spec") or {}, cohort.get("status") or {}
+        cohorts.append(
+            {
+                "name": _meta(cohort).get("name"),
+                "parent": spec.get("parentName") or "",
+                "weight": ((spec.get("fairSharing") or {}).get("weight")),
+                "weightedShare": ((status.get("fairSharing") or {}).get("weightedShare")),
+            }
+        )
+    cluster_queues = []
+    for cq in source.cluster_queues():
+        spec, status = cq.get("spec") or {}, cq.get("status") or {}
+        active, reason = _active(status)
+        cluster_queues.append(
+            {
+                "name": _meta(cq).get("name"),
+                "cohort": spec.get("cohortName") or "",
+                "active": active,
+                "reason": reason,
+                "stopPolicy": spec.get("stopPolicy") or "None",
+                "pending": status.get("pendingWorkloads", 0),
+                "reserving": status.get("reservingWorkloads", 0),
+                "admitted": status.get("admittedWorkloads", 0),
+                "weight": ((spec.get("fairSharing") or {}).get("weight")),
+                "weightedShare": ((status.get("fairSharing") or {}).get("weightedShare")),
+                "usage": _usage_rows(status, spec),
+            }
+        )
+    local_queues = []
+    for lq in source.local_queues():
+        spec, status = lq.get("spec") or {}, lq.get("status") or {}
+        active, reason = _active(status)
+        local_queues.append(
+            {
+                "namespace": _meta(lq).get("namespace"),
+                "name": _meta(lq).get("name"),
+                "clusterQueue": spec.get("clusterQueue") or "",
+                "active": active,
+                "reason": reason,
+                "stopPolicy": spec.get("stopPolicy") or "None",
+                "pending": status.get("pendingWorkloads", 0),
+                "reserving": status.get("reservingWorkloads", 0),
+                "admitted": status.get("admittedWorkloads", 0),
+            }
+        )
+    key = lambda row: (row.get("namespace") or "", row["name"] or "")  # noqa: E731
+    return {
+        "cohorts": sorted(cohorts, key=key),
+        "clusterQueues": sorted(cluster_queues, key=key),
+        "localQueues": sorted(local_queues, key=key),
+    }
+
+
+def _local_queue_targets(source: DashboardSource) -> dict[tuple[str, str], str]:
+    return {
+        (str(_meta(lq).get("namespace")), str(_meta(lq).get("name"))): str(
+            (lq.get("spec") or {}).get("clusterQueue") or ""
+        )
+        for lq in source.local_queues()
+    }
+
+
+def _seconds_between(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+def _row(
+    workload: Workload,
+    targets: dict[tuple[str, str], str],
+    positions: dict[str, int],
+    now: datetime,
+) -> dict[str, Any]:
+    meta = workload.metadata
+    phase = workload_phase(workload)
+    conditions = {c.type: c for c in workload.status.conditions}
+
+    def since(kind: str) -> datetime | None:
+        found = conditions.get(kind)
+        return (
+            found.last_transition_time if found and found.status is ConditionStatus.TRUE else None
+        )
+
+    reserved_at, admitted_at, finished_at = (
+        since("QuotaReserved"),
+        since("Admitted"),
+        since("Finished"),
+    )
+    key = f"{meta.namespace}/{meta.name}"
+    return {
+        "namespace": meta.namespace,
+        "name": meta.name,
+        "state": str(phase),
+        "localQueue": workload.spec.queue_name,
+        "clusterQueue": cluster_queue_of(workload, targets),
+        "position": positions.get(key),
+        "why": pending_reason(workload) if phase in ("pending", "evicted") else "",
+        "priority": workload.spec.priority or 0,
+        "worker": dispatched_to(workload),
+        "created": _iso(meta.creation_timestamp),
+        "waitedSeconds": _seconds_between(meta.creation_timestamp, reserved_at or now),
+        "ranSeconds": _seconds_between(admitted_at, finished_at or now),
+    }
+
+
+def workloads_view(
+    source: DashboardSource, now: datetime, namespace: str | None = None
+) -> dict[str, Any]:
+    targets = _local_queue_targets(source)
+    positions = source.queue_positions()
+    rows = []
+    counts: dict[str, int] = {}
+    for raw in source.workloads():
+        if namespace and _meta(raw).get("namespace") != namespace:
+            continue
+        row = _row(_workload(raw), targets, positions, now)
+        counts[row["state"]] = counts.get(row["state"], 0) + 1
+        rows.append(row)
+    rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
+    return {"counts": counts, "total": len(rows), "rows": rows[:WORKLOAD_ROWS_LIMIT]}
+
+
+def workload_view(
+    source: DashboardSource, namespace: str, name: str, now: datetime
+) -> dict[str, Any] | None:
+    for raw in source.workloads():
+        meta = _meta(raw)
+        if meta.get("namespace") == namespace and meta.get("name") == name:
+            workload = _workload(raw)
+            targets = _local_queue_targets(source)
+            steps = [
+                {"time": _iso(step.time), "step": step.step, "detail": step.detail}
+                for step in story_steps(workload, targets)
+            ]
+            conditions = [
+                {
+                    "type": c.type,
+                    "status": c.status.value,
+                    "reason": c.reason,
+                    "message": c.message,
+                    "time": _iso(c.last_transition_time),
+                }
+                for c in workload.status.conditions
+            ]
+            return {
+                "summary": _row(workload, targets, source.queue_positions(), now),
+                "timeline": steps,
+                "conditions": conditions,
+                "yaml": yaml.safe_dump(raw, sort_keys=False),
+            }
+    return None
+
+
+def flavors_view(source: DashboardSource) -> dict[str, Any]:
+    per_worker: dict[str, list[dict[str, Any]]] = {}
+    for worker in source.workers() or ():
+        if worker.report is None:
+            continue
+        for capacity in worker.report.status.flavors:
+            per_worker.setdefault(capacity.name, []).append(
+                {"worker": worker.name, "nodes": capacity.node_count}
+            )
+    flavors = []
+    for flavor in source.resource_flavors():
+        spec = flavor.get("spec") or {}
+        name = str(_meta(flavor).get("name"))
+        flavors.append(
+            {
+                "name": name,
+                "nodeLabels": spec.get("nodeLabels") or {},
+                "taints": [t.get("key") for t in spec.get("nodeTaints") or ()],
+                "topology": spec.get("topologyName") or "",
+                "workers": per_worker.get(name, []),
+            }
+        )
+    return {"flavors": sorted(flavors, key=lambda f: f["name"])}

@@ -1,0 +1,125 @@
+"""A dashboard over plain lists, with RBAC as a set of grants (what the cluster would say)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from hub.dashboard.source import WorkerSummary
+from hub.visibility.access_review import Decision
+from hub.visibility.authentication import UserInfo, bearer_token
+from hub.visibility.authorization import ResourceAttributes
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+@dataclass
+class ListSource:
+    cqs: list[dict[str, Any]] = field(default_factory=list)
+    lqs: list[dict[str, Any]] = field(default_factory=list)
+    cohort_list: list[dict[str, Any]] = field(default_factory=list)
+    flavors: list[dict[str, Any]] = field(default_factory=list)
+    wls: list[dict[str, Any]] = field(default_factory=list)
+    worker_list: list[WorkerSummary] | None = field(default_factory=list)
+    positions: dict[str, int] = field(default_factory=dict)
+
+    def cluster_queues(self) -> Sequence[dict[str, Any]]:
+        return self.cqs
+
+    def local_queues(self) -> Sequence[dict[str, Any]]:
+        return self.lqs
+
+    def cohorts(self) -> Sequence[dict[str, Any]]:
+        return self.cohort_list
+
+    def resource_flavors(self) -> Sequence[dict[str, Any]]:
+        return self.flavors
+
+    def workloads(self) -> Sequence[dict[str, Any]]:
+        return self.wls
+
+    def workers(self) -> list[WorkerSummary] | None:
+        return self.worker_list
+
+    def queue_positions(self) -> dict[str, int]:
+        return self.positions
+
+
+Grant = tuple[str, str, str, str]
+"""(user, verb, resource, namespace); namespace "*" grants every namespace and the cluster."""
+
+
+@dataclass
+class GrantsAuth:
+    """Tokens → users, and a decision per grant, as TokenReview and SAR would answer."""
+
+    tokens: dict[str, str] = field(default_factory=dict)
+    grants: set[Grant] = field(default_factory=set)
+    decisions: list[ResourceAttributes] = field(default_factory=list)
+
+    async def authenticate(self, request: web.Request) -> UserInfo | None:
+        token = bearer_token(request.headers.get("Authorization"))
+        name = self.tokens.get(token or "")
+        return None if name is None else UserInfo(name=name)
+
+    async def decide(self, user: UserInfo, attributes: ResourceAttributes) -> Decision:
+        self.decisions.append(attributes)
+        key = (user.name, attributes.verb, attributes.resource)
+        allowed = (*key, "*") in self.grants or (
+            bool(attributes.namespace) and (*key, attributes.namespace) in self.grants
+        )
+        return Decision(allowed=allowed, reason="" if allowed else "no RBAC rule")
+
+
+@dataclass
+class RecordedActions:
+    done: list[tuple[str, ...]] = field(default_factory=list)
+
+    async def set_cluster_queue_stopped(self, name: str, stopped: bool) -> None:
+        self.done.append(("stop" if stopped else "resume", name))
+
+    async def deactivate_workload(self, namespace: str, name: str) -> None:
+        self.done.append(("deactivate", namespace, name))
+
+
+def workload(
+    namespace: str,
+    name: str,
+    *,
+    conditions: Sequence[dict[str, Any]] = (),
+    cluster_name: str | None = None,
+    queue: str = "user-queue",
+) -> dict[str, Any]:
+    status: dict[str, Any] = {"conditions": list(conditions)}
+    if cluster_name:
+        status["clusterName"] = cluster_name
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "namespace": namespace,
+            "name": name,
+            "uid": f"uid-{name}",
+            "creationTimestamp": "2026-06-01T11:59:00Z",
+        },
+        "spec": {
+            "queueName": queue,
+            "priority": 5,
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": []}}}],
+        },
+        "status": status,
+    }
+
+
+def condition(type_: str, status: str, reason: str, message: str = "") -> dict[str, Any]:
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": "2026-06-01T11:59:30Z",
+    }
