@@ -11,7 +11,11 @@ from core.api.crdgen.crd import crd_document
 from core.api.registry import KINDS, KindInfo
 
 HEADER = "# Generated from core/api by `python -m core.api.crdgen`; do not edit.\n"
-CHART_CRD_DIRS = ("charts/fleetq-hub/crds", "charts/fleetq-worker/crds")
+HUB_CRD_DIR = "charts/fleetq-hub/crds"
+WORKER_CRD_DIR = "charts/fleetq-worker/crds"
+CHART_CRD_DIRS = (HUB_CRD_DIR, WORKER_CRD_DIR)
+WITH_V1BETA1 = {HUB_CRD_DIR: True, WORKER_CRD_DIR: False}
+"""Only the hub converts, so only the hub's CRDs serve v1beta1."""
 
 
 def repository_root() -> Path:
@@ -22,19 +26,19 @@ def file_name(info: KindInfo) -> str:
     return f"{info.group}_{info.plural}.yaml"
 
 
-def render(info: KindInfo) -> str:
+def render(info: KindInfo, *, with_v1beta1: bool = True) -> str:
     """The YAML text of one CRD, stable across runs (sorted keys)."""
-    body = yaml.safe_dump(crd_document(info), sort_keys=True, default_flow_style=False, width=100)
+    document = crd_document(info, with_v1beta1=with_v1beta1)
+    body = yaml.safe_dump(document, sort_keys=True, default_flow_style=False, width=100)
     return HEADER + body
 
 
 def expected_files(root: Path | None = None) -> dict[Path, str]:
     base = root or repository_root()
-    rendered = {file_name(info): render(info) for info in KINDS}
     return {
-        base / directory / name: text
+        base / directory / file_name(info): render(info, with_v1beta1=WITH_V1BETA1[directory])
         for directory in CHART_CRD_DIRS
-        for name, text in rendered.items()
+        for info in KINDS
     }
 
 
