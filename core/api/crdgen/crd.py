@@ -77,10 +77,11 @@ def serves_v1beta1(info: KindInfo) -> bool:
     return info.group == KUEUE_GROUP
 
 
-def crd_document(info: KindInfo, *, with_v1beta1: bool = True) -> dict[str, Any]:
+def crd_document(info: KindInfo) -> dict[str, Any]:
     """The apiextensions.k8s.io/v1 CRD that serves `info`'s kind; kueue kinds also in
-    v1beta1 (not stored) unless `with_v1beta1` is False (the worker chart: no hub there
-    to convert)."""
+    v1beta1 (served, not stored). Where no hub runs (a worker cluster), v1beta1 requests
+    for a webhook-converted kind fail with the apiserver's "conversion webhook" error;
+    v1beta2 never needs the webhook."""
     names: dict[str, Any] = {
         "kind": info.kind,
         "listKind": info.list_kind,
@@ -98,7 +99,7 @@ def crd_document(info: KindInfo, *, with_v1beta1: bool = True) -> dict[str, Any]
         "names": names,
         "scope": str(info.scope),
     }
-    if with_v1beta1 and serves_v1beta1(info):
+    if serves_v1beta1(info):
         versions.insert(
             0, _version(info, V1BETA1, v1beta1_schema(info.kind, schema), storage=False)
         )

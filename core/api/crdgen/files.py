@@ -11,11 +11,7 @@ from core.api.crdgen.crd import crd_document
 from core.api.registry import KINDS, KindInfo
 
 HEADER = "# Generated from core/api by `python -m core.api.crdgen`; do not edit.\n"
-HUB_CRD_DIR = "charts/fleetq-hub/crds"
-WORKER_CRD_DIR = "charts/fleetq-worker/crds"
-CHART_CRD_DIRS = (HUB_CRD_DIR, WORKER_CRD_DIR)
-WITH_V1BETA1 = {HUB_CRD_DIR: True, WORKER_CRD_DIR: False}
-"""Only the hub converts, so only the hub's CRDs serve v1beta1."""
+CHART_CRD_DIRS = ("charts/fleetq-hub/crds", "charts/fleetq-worker/crds")
 
 
 def repository_root() -> Path:
@@ -26,19 +22,21 @@ def file_name(info: KindInfo) -> str:
     return f"{info.group}_{info.plural}.yaml"
 
 
-def render(info: KindInfo, *, with_v1beta1: bool = True) -> str:
+def render(info: KindInfo) -> str:
     """The YAML text of one CRD, stable across runs (sorted keys)."""
-    document = crd_document(info, with_v1beta1=with_v1beta1)
-    body = yaml.safe_dump(document, sort_keys=True, default_flow_style=False, width=100)
+    body = yaml.safe_dump(crd_document(info), sort_keys=True, default_flow_style=False, width=100)
     return HEADER + body
 
 
 def expected_files(root: Path | None = None) -> dict[Path, str]:
+    """Both charts carry the same CRDs, so whichever chart installs them first (helm never
+    upgrades `crds/`) the cluster serves the same API."""
     base = root or repository_root()
+    rendered = {file_name(info): render(info) for info in KINDS}
     return {
-        base / directory / file_name(info): render(info, with_v1beta1=WITH_V1BETA1[directory])
+        base / directory / name: text
         for directory in CHART_CRD_DIRS
-        for info in KINDS
+        for name, text in rendered.items()
     }
 
 

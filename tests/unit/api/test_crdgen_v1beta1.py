@@ -13,8 +13,8 @@ from core.api.crdgen.v1beta1 import remove, v1beta1_schema
 from core.api.registry import BY_KIND, KINDS
 
 
-def versions(kind: str, **options: Any) -> dict[str, dict[str, Any]]:
-    crd = crd_document(BY_KIND[kind], **options)
+def versions(kind: str) -> dict[str, dict[str, Any]]:
+    crd = crd_document(BY_KIND[kind])
     return {version["name"]: version for version in crd["spec"]["versions"]}
 
 
@@ -56,10 +56,9 @@ def test_every_kueue_kind_serves_v1beta1_without_storing_it(info: Any) -> None:
         )
 
 
-def test_worker_crds_and_fleetq_kinds_serve_one_version() -> None:
-    assert list(versions("ClusterQueue", with_v1beta1=False)) == ["v1beta2"]
-    assert "conversion" not in crd_document(BY_KIND["ClusterQueue"], with_v1beta1=False)["spec"]
+def test_fleetq_kinds_serve_one_version() -> None:
     assert list(versions("WorkerCapacity")) == ["v1alpha1"]
+    assert "conversion" not in crd_document(BY_KIND["WorkerCapacity"])["spec"]
 
 
 def test_cluster_queue_v1beta1_has_cohort_checks_and_retired_values() -> None:
