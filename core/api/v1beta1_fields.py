@@ -13,7 +13,8 @@ from typing import Annotated
 
 from core.api.api_struct import ApiStruct
 from core.api.core_v1 import Taint
-from core.api.markers import DNS1123_SUBDOMAIN, Int32, Int64, doc
+from core.api.markers import DNS1123_SUBDOMAIN, Int32, Int64, Rule, doc
+from core.api.workload import quota_reserved_cel
 
 
 class PriorityClassSource(enum.StrEnum):
@@ -103,3 +104,27 @@ class RetryDelay(ApiStruct):
     """Holder of AdmissionCheck's `retryDelayMinutes` schema."""
 
     retry_delay_minutes: Annotated[Int64, doc("Unused; removed in v1beta2.", defaulted=True)] = 15
+
+
+PRIORITY_NEEDS_VALUE = Rule(
+    "!has(self.priorityClassName) || has(self.priority)",
+    "priority must be set when priorityClassName is set",
+)
+
+_BOTH_SOURCES = "has(oldSelf.spec.priorityClassSource) && has(self.spec.priorityClassSource)"
+
+WORKLOAD_PRIORITY_RULES = (
+    Rule(
+        f"({quota_reserved_cel('oldSelf')} && {_BOTH_SOURCES})"
+        " ? oldSelf.spec.priorityClassSource == self.spec.priorityClassSource : true",
+        "priorityClassSource cannot change while quota is reserved",
+    ),
+    Rule(
+        f"({quota_reserved_cel('oldSelf')} && {_BOTH_SOURCES}"
+        " && has(oldSelf.spec.priorityClassName) && has(self.spec.priorityClassName)"
+        " && self.spec.priorityClassSource != 'kueue.x-k8s.io/workloadpriorityclass')"
+        " ? oldSelf.spec.priorityClassName == self.spec.priorityClassName : true",
+        "priorityClassName of a pod PriorityClass cannot change while quota is reserved",
+    ),
+)
+"""v1beta1's form of v1beta2's rules on `priorityClassRef.group`, `.kind` and `.name`."""

@@ -16,8 +16,10 @@ from typing import Annotated, Any, Final
 
 from core.api.crdgen.schema import Schema, SchemaError, struct_schema, type_schema
 from core.api.fair_sharing import LocalQueueAdmissionFairSharingStatus
-from core.api.markers import DNS1123_SUBDOMAIN, doc
+from core.api.markers import DNS1123_SUBDOMAIN, Rule, doc
 from core.api.v1beta1_fields import (
+    PRIORITY_NEEDS_VALUE,
+    WORKLOAD_PRIORITY_RULES,
     ClusterQueuePendingWorkloadsStatus,
     LocalQueueFlavorStatus,
     PriorityClassSource,
@@ -123,6 +125,19 @@ def hoist(path: str) -> Edit:
     return edit
 
 
+def replace_rules(path: str, mentioning: str, rules: tuple[Rule, ...]) -> Edit:
+    """Swap the rules at `path` whose text contains `mentioning` for `rules`."""
+
+    def edit(schema: Schema) -> None:
+        node = _node(schema, path)
+        kept = [r for r in node.get("x-kubernetes-validations", ()) if mentioning not in r["rule"]]
+        node["x-kubernetes-validations"] = kept + [
+            {"rule": rule.rule, "message": rule.message} for rule in rules
+        ]
+
+    return edit
+
+
 def _description(text: str) -> Callable[[Schema], Schema]:
     def described(node: Schema) -> Schema:
         node["description"] = text
@@ -207,7 +222,9 @@ EDITS: Final[Mapping[str, tuple[Edit, ...]]] = {
         remove("spec.preemptionGates"),
         remove("status.preemptionGates"),
         remove("spec.priorityClassRef"),
+        replace_rules("", "priorityClassRef.", WORKLOAD_PRIORITY_RULES),
         add("spec.priorityClassName", _PRIORITY_CLASS_NAME),
+        replace_rules("spec", "priorityClassName", (PRIORITY_NEEDS_VALUE,)),
         add("spec.priorityClassSource", _PRIORITY_CLASS_SOURCE),
         rename(
             "status.accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds"

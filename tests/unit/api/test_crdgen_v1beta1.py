@@ -83,6 +83,13 @@ def test_workload_v1beta1_names_priority_and_lists_topology_domains() -> None:
     assert {"priorityClassName", "priorityClassSource"} <= set(spec)
     assert "priorityClassRef" not in spec and "preemptionGates" not in spec
     assert spec["priorityClassSource"]["default"] == ""
+    spec_rules = schema["properties"]["spec"]["x-kubernetes-validations"]
+    assert "!has(self.priorityClassName) || has(self.priority)" in [r["rule"] for r in spec_rules]
+    root_rules = [r["rule"] for r in schema["x-kubernetes-validations"]]
+    assert not any("priorityClassRef" in rule for rule in root_rules)
+    assert any(
+        "oldSelf.spec.priorityClassSource == self.spec.priorityClassSource" in r for r in root_rules
+    )
     assert "podsetSliceRequiredTopologyConstraints" not in props(
         schema, "spec", "podSets", "topologyRequest"
     )
