@@ -87,7 +87,7 @@ BASELINE: Final = Suite(
     ci=CiSlice(
         label_filter=(
             f"{BASELINE_LABEL_FILTER} || feature:visibility || feature:pod || feature:deployment"
-            " || feature:statefulset"
+            " || feature:statefulset || feature:e2e_v1beta1"
         ),
         skips={
             "Failed Pod can be replaced in group": (
@@ -103,7 +103,7 @@ BASELINE: Final = Suite(
                 " update (upstream lets it join the group)"
             ),
         },
-        min_passed=45,
+        min_passed=47,
     ),
 )
 EXTENDED: Final = Suite(
