@@ -1,6 +1,6 @@
-"""The container image recipe (it cannot be built here: no container engine): multi-stage,
-every runtime dependency pinned, every package copied in, non-root with the UID the charts
-run as, `fleetq` as the entrypoint."""
+"""The container image recipe, read as text (tests/integration/test_image.py builds and runs
+it): multi-stage, every runtime dependency pinned, every package copied in, non-root with
+the UID the charts run as, `fleetq` as the entrypoint."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def test_the_image_runs_fleetq_as_the_non_root_user_the_charts_expect(render_hub
     assert uid != 0 and gid != 0
     pod = render_hub().one("Deployment")["spec"]["template"]["spec"]["securityContext"]
     assert (pod["runAsUser"], pod["runAsGroup"]) == (uid, gid)
-    assert f"--uid {uid}" in DOCKERFILE
+    # The account is written into /etc/passwd and /etc/group (the Debian base has no useradd).
+    assert f"fleetq:x:{uid}:{gid}:" in DOCKERFILE and f"fleetq:x:{gid}:" in DOCKERFILE
     assert json.loads(_instructions("ENTRYPOINT")[0]) == ["fleetq"]
 
 
@@ -80,7 +81,7 @@ def test_every_package_is_copied_into_the_build_and_not_ignored() -> None:
         assert package in copied, f"Dockerfile does not COPY {package}"
         assert (REPO / package).is_dir()
         assert sent(f"{package}/__init__.py"), f".dockerignore drops {package}"
-    for needed in ("pyproject.toml", "README.md", "constraints.txt"):
+    for needed in ("pyproject.toml", "README.md", "constraints.txt", "image/wheels/a.whl"):
         assert sent(needed), needed
     for dropped in (".git/HEAD", "tests/conftest.py", ".venv/bin/python", "hub/__pycache__/a.pyc"):
         assert not sent(dropped), dropped
