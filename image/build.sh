@@ -58,6 +58,7 @@ else
     [[ -f $APT_SOURCES ]] && sources=("$APT_SOURCES")
     mmdebstrap --quiet --format=tar "${MMDEBSTRAP_OPTS[@]}" "$SUITE" "$BASE_TAR.part" "${sources[@]}"
     mv "$BASE_TAR.part" "$BASE_TAR"
+    find "$CACHE" -maxdepth 1 -name 'base-*.tar' ! -name "base-$KEY.tar" -delete  # stale keys
   fi
   say "importing $BASE_TAR as $BASE"
   podman import --quiet "$BASE_TAR" "$BASE" >/dev/null
@@ -77,6 +78,7 @@ if [[ ! -f $WHEELS/.complete ]]; then
     --platform manylinux2014_x86_64 --platform any \
     --requirement constraints.txt "setuptools==$SETUPTOOLS_VERSION"
   touch "$WHEELS/.complete"
+  find "$CACHE" -maxdepth 1 -name 'wheels-*' ! -name "wheels-$WHEEL_KEY" -exec rm -rf {} +
 fi
 find image/wheels -name '*.whl' -delete
 cp -l "$WHEELS"/*.whl image/wheels/ 2>/dev/null || cp "$WHEELS"/*.whl image/wheels/
