@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -239,6 +241,7 @@ def test_the_hub_image_admits_a_job_from_inside_its_container(
         _wait_ready(hub, ports["health"], "the hub container")
         status, metrics = _get(ports["metrics"], "/metrics")
         assert status == 200 and "kueue_" in metrics, metrics[:500]
+        _assert_serves_webhooks_with_its_own_certificate(admin, manifest, ports["webhook"])
         for obj in objects:
             admin.request("POST", kueue_path(obj).rsplit("/", 1)[0], obj)
         admin.request("POST", job_path, queued_job("train", work).obj())
@@ -267,6 +270,42 @@ def test_the_hub_image_admits_a_job_from_inside_its_container(
         log = hub.logs()
         assert hub.stop() == 0, log
     assert _refusals(log) == [], "\n".join(_refusals(log))
+
+
+def _assert_serves_webhooks_with_its_own_certificate(
+    admin: Any, manifest: list[dict[str, Any]], port: int
+) -> None:
+    """Internal certificates: the hub issued a CA into the chart's Secret, wrote the serving
+    certificate into the in-memory emptyDir, and serves TLS for the webhook Service's name."""
+    service = next(
+        o for o in manifest if o["kind"] == "Service" and "webhook" in o["metadata"]["name"]
+    )
+    namespace, name = service["metadata"]["namespace"], service["metadata"]["name"]
+    secret_path = (
+        f"/api/v1/namespaces/{namespace}/secrets/{name.removesuffix('-service')}-server-cert"
+    )
+
+    def ca_pem() -> str | None:
+        try:
+            data = admin.get(secret_path).get("data") or {}
+        except admin.Error:
+            return None
+        return base64.b64decode(data["ca.crt"]).decode() if "ca.crt" in data else None
+
+    authority = until(ca_pem, "the webhook CA in the chart's Secret", START_TIMEOUT_SECONDS)
+    context = ssl.create_default_context(cadata=authority)
+
+    def handshake() -> bool:
+        try:
+            with (
+                socket.create_connection(("127.0.0.1", port), timeout=3) as raw,
+                context.wrap_socket(raw, server_hostname=f"{name}.{namespace}.svc"),
+            ):
+                return True
+        except (OSError, ssl.SSLError):
+            return False
+
+    until(handshake, "a TLS handshake with the hub's webhook server", START_TIMEOUT_SECONDS)
 
 
 def test_the_agent_image_reports_capacity_from_inside_its_container(
