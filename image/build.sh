@@ -86,10 +86,14 @@ cp -l "$WHEELS"/*.whl image/wheels/ 2>/dev/null || cp "$WHEELS"/*.whl image/whee
 # 3. The image, from the Dockerfile users build elsewhere, with the local base and wheels.
 say "building $IMAGE from Dockerfile (base $BASE)"
 started=$SECONDS
-podman build --layers --network host \
-  --build-arg "PYTHON_IMAGE=$BASE" --build-arg PIP_INSTALL_FLAGS=--no-index \
-  --build-arg "SETUPTOOLS_VERSION=$SETUPTOOLS_VERSION" \
-  --tag "$IMAGE" --file Dockerfile .
+BUILD_ARGS=(--layers --network host --file Dockerfile
+  --build-arg "PYTHON_IMAGE=$BASE" --build-arg PIP_INSTALL_FLAGS=--no-index
+  --build-arg "SETUPTOOLS_VERSION=$SETUPTOOLS_VERSION")
+# The build stage is tagged too, so its cached layers have a name and the prune below
+# removes only what earlier builds left (untagged, unreferenced layers).
+podman build "${BUILD_ARGS[@]}" --target build --tag "localhost/fleetq-build:$VERSION" .
+podman build "${BUILD_ARGS[@]}" --tag "$IMAGE" .
+podman image prune --force >/dev/null
 say "built in $((SECONDS - started))s"
 find image/wheels -name '*.whl' -delete
 
