@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -112,3 +113,25 @@ def test_the_constraints_file_is_what_the_generator_writes(image_constraints: Mo
     pins = image_constraints.read_pins()
     assert text == image_constraints.render(pins)
     assert list(pins) == sorted(pins)
+
+
+def test_the_container_tests_skip_without_podman_only_outside_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.integration import chart_container
+
+    monkeypatch.setattr(chart_container.shutil, "which", lambda tool: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y podman"):
+        chart_container.require_podman()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="podman, mmdebstrap, runc not installed"):
+        chart_container.require_podman()
+
+
+def test_the_local_build_feeds_the_same_dockerfile_its_base_and_wheels() -> None:
+    script = (REPO / "image" / "build.sh").read_text()
+    assert '"PYTHON_IMAGE=$BASE"' in script and "PIP_INSTALL_FLAGS=--no-index" in script
+    assert "--file Dockerfile" in script
+    assert "PIP_INSTALL_FLAGS" in " ".join(_instructions("ARG"))
+    assert "COPY image/wheels/ /wheels/" in DOCKERFILE
