@@ -9,13 +9,14 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .PHONY: help install tools fleet-tools crds lint typecheck test test-unit test-integration test-e2e \
-        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance
+        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance image
 
 help:
 	@echo "make demo   - build tools, start a local fleet, install fleetq, spread GPU/CPU jobs, tear down (KEEP=1 keeps it)"
 	@echo "make test   - lint, type-check and run unit, integration and e2e tests"
 	@echo "make tools  - build kube-apiserver, etcd, kwok, helm, kueue... from Go modules (cached)"
 	@echo "make fleet-up / fleet-status / fleet-down - a local dev fleet (1 manager + 2 workers)"
+	@echo "make image  - build the fleetq image with podman, no registry: dist/fleetq-<version>.oci.tar + SBOM"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +61,11 @@ test-e2e: install fleet-tools
 # One pytest run for every tier, so the fleet starts once for the whole session.
 test: install fleet-tools lint typecheck
 	$(BIN)/pytest tests -q -rfEs $(PYTEST_ARGS)
+
+# The image, from the Dockerfile, on a Debian base made by mmdebstrap (no image registry);
+# needs podman, buildah, runc and mmdebstrap (.ci/run installs them). docs/install.md §1.
+image:
+	bash image/build.sh
 
 # The demo builds the tools it needs itself (kubernetes, etcd, kwok, helm), with progress.
 demo: install

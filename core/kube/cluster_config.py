@@ -159,7 +159,12 @@ async def from_in_cluster(*, name: str = "in-cluster") -> ClusterConfig:
     try:
         await asyncio.to_thread(incluster_config.load_incluster_config, configuration)
     except incluster_config.ConfigException as error:
-        raise ClusterConfigError(f"not running in a pod with a service account: {error}") from None
+        raise ClusterConfigError(
+            f"not running in a pod with a service account: {error} (in-cluster configuration "
+            f"reads {incluster_config.SERVICE_TOKEN_FILENAME} and "
+            f"{incluster_config.SERVICE_CERT_FILENAME}, mounted by automountServiceAccountToken, "
+            "and KUBERNETES_SERVICE_HOST/PORT; out of cluster, pass --kubeconfig)"
+        ) from None
     return await _to_cluster_config(name, configuration, refreshing=True)
 
 

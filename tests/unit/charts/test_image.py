@@ -1,6 +1,6 @@
-"""The container image recipe (it cannot be built here: no container engine): multi-stage,
-every runtime dependency pinned, every package copied in, non-root with the UID the charts
-run as, `fleetq` as the entrypoint."""
+"""The container image recipe, read as text (tests/integration/test_image.py builds and runs
+it): multi-stage, every runtime dependency pinned, every package copied in, non-root with
+the UID the charts run as, `fleetq` as the entrypoint."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -54,7 +55,8 @@ def test_the_image_runs_fleetq_as_the_non_root_user_the_charts_expect(render_hub
     assert uid != 0 and gid != 0
     pod = render_hub().one("Deployment")["spec"]["template"]["spec"]["securityContext"]
     assert (pod["runAsUser"], pod["runAsGroup"]) == (uid, gid)
-    assert f"--uid {uid}" in DOCKERFILE
+    # The account is written into /etc/passwd and /etc/group (the Debian base has no useradd).
+    assert f"fleetq:x:{uid}:{gid}:" in DOCKERFILE and f"fleetq:x:{gid}:" in DOCKERFILE
     assert json.loads(_instructions("ENTRYPOINT")[0]) == ["fleetq"]
 
 
@@ -80,7 +82,7 @@ def test_every_package_is_copied_into_the_build_and_not_ignored() -> None:
         assert package in copied, f"Dockerfile does not COPY {package}"
         assert (REPO / package).is_dir()
         assert sent(f"{package}/__init__.py"), f".dockerignore drops {package}"
-    for needed in ("pyproject.toml", "README.md", "constraints.txt"):
+    for needed in ("pyproject.toml", "README.md", "constraints.txt", "image/wheels/a.whl"):
         assert sent(needed), needed
     for dropped in (".git/HEAD", "tests/conftest.py", ".venv/bin/python", "hub/__pycache__/a.pyc"):
         assert not sent(dropped), dropped
@@ -111,3 +113,25 @@ def test_the_constraints_file_is_what_the_generator_writes(image_constraints: Mo
     pins = image_constraints.read_pins()
     assert text == image_constraints.render(pins)
     assert list(pins) == sorted(pins)
+
+
+def test_the_container_tests_skip_without_podman_only_outside_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.integration import chart_container
+
+    monkeypatch.setattr(chart_container.shutil, "which", lambda tool: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install -y podman"):
+        chart_container.require_podman()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="podman, mmdebstrap, runc not installed"):
+        chart_container.require_podman()
+
+
+def test_the_local_build_feeds_the_same_dockerfile_its_base_and_wheels() -> None:
+    script = (REPO / "image" / "build.sh").read_text()
+    assert '"PYTHON_IMAGE=$BASE"' in script and "PIP_INSTALL_FLAGS=--no-index" in script
+    assert "--file Dockerfile" in script
+    assert "PIP_INSTALL_FLAGS" in " ".join(_instructions("ARG"))
+    assert "COPY image/wheels/ /wheels/" in DOCKERFILE
