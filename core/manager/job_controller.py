@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 
 from core.adapters.kueue_manifests import label_selector
@@ -75,6 +76,7 @@ from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
 from integrations.framework.job_capabilities import (
+    ComposedMatch,
     IncompleteJob,
     composed,
     job_finalizer_of,
@@ -440,13 +442,14 @@ class JobController:
                 await self._drive(job, workload_obj, log)
             return
         kind = self.kind
-        if not is_composed and self._elastic(job) and await self._reconcile_slices(job, mine, log):
+        if is_composed:
+            await self._reconcile_group(key, job, mine, log)
+            return
+        if self._elastic(job) and await self._reconcile_slices(job, mine, log):
             return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
-        match = match_workloads(
-            kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
-        )
+        match = match_workloads(kind, job, decoded, self._flavors(decoded))
         for unmatched in match.to_delete:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
@@ -466,6 +469,57 @@ class JobController:
                 await self._release_job(job)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
+
+    async def _reconcile_group(self, key: str, job: Json, mine: list[Json], log: Any) -> None:
+        """A composed job (a pod group) and its Workload, matched as upstream matches a
+        pod group (`ComposedJobs.match_composed`): excess members are deleted, replaced
+        ones released, later ones made owners, WaitingForReplacementPods kept up to date,
+        and the group driven on with the members that count."""
+        parts = composed(self.kind)
+        assert parts is not None
+        workload_obj = mine[0] if mine else None
+        workload = decode(Workload, workload_obj) if workload_obj is not None else None
+        found = parts.match_composed(job, workload)
+        await self._settle_members(job, found)
+        meta = job.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        narrowed = parts.compose(namespace, name, found.kept) if found.kept else job
+        if workload_obj is None or workload is None:
+            if not found.equivalent:
+                raise IncompleteJob(f"too few runnable members in {key}")
+            if self.kind.finished(narrowed) is None:
+                await self._create(narrowed, log)
+            else:
+                await self._release_job(job)
+            return
+        if not found.equivalent:
+            log.info("job.group_out_of_sync", workload=object_key(workload_obj))
+            await self.actions.delete_workload(job, workload_obj)
+            if not self.kind.is_suspended(job) and self.kind.finished(job) is None:
+                await self._stop(job, self.kind.plan_stop(job, workload), "No matching Workload")
+            return
+        if found.new_owners:
+            owners = [*workload.metadata.owner_references, *found.new_owners]
+            meta_with_owners = msgspec.structs.replace(workload.metadata, owner_references=owners)
+            adopted = msgspec.structs.replace(workload, metadata=meta_with_owners)
+            log.info("job.group_owners_added", count=len(found.new_owners))
+            await self.actions.adopt_workload(workload_obj, adopted)
+            return  # the informer brings the new version
+        if not condition_true(status_of(workload_obj), Cond.FINISHED):
+            self.host.set_waiting_for_replacement_pods(object_key(workload_obj), found.absent > 0)
+        finished = condition_true(status_of(workload_obj), Cond.FINISHED)
+        await self._drive(job if finished else narrowed, workload_obj, log)
+
+    async def _settle_members(self, job: Json, found: ComposedMatch) -> None:
+        """Excess members lose their finalizer and are deleted; released ones lose it."""
+        finalizer = job_finalizer_of(self.kind)
+        for member in (*found.excess, *found.released):
+            if finalizer is not None and finalizer in finalizers_of(member):
+                await self.actions.release_job(member, finalizer)
+        for member in found.excess:
+            if not is_deleting(member):
+                self.log.info("job.excess_member_deleted", member=object_key(member))
+                await self.actions.delete_job(member)
 
     def _elastic(self, job: Json) -> bool:
         """Whether the job is resized through Workload slices. Slices of a MultiKueue job

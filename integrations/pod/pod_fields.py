@@ -68,3 +68,18 @@ def condition_true(pod: Job, kind: str) -> bool:
         if isinstance(condition, Mapping) and condition.get("type") == kind:
             return condition.get("status") == "True"
     return False
+
+
+def is_deleting(pod: Job) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def is_runnable_or_succeeded(pod: Job) -> bool:
+    """Can still run, runs or succeeded (upstream's isPodRunnableOrSucceeded): not Failed
+    and not being deleted. Upstream still counts a deleted Pod placed on a node until it
+    stops; fleetq releases a deleted group member at once, so it counts no more."""
+    return phase(pod) != FAILED and not is_deleting(pod)
+
+
+def has_finalizer(pod: Job) -> bool:
+    return POD_FINALIZER in ((pod.get("metadata") or {}).get("finalizers") or ())
