@@ -485,6 +485,11 @@ class JobController:
         namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         narrowed = parts.compose(namespace, name, found.kept) if found.kept else job
         if workload_obj is None or workload is None:
+            if found.problem is not None:
+                log.info("job.group_compose_error", problem=found.problem)
+                first = parts.members_of(job)[0]
+                self.actions.warn(first, EventReason.ERR_WORKLOAD_COMPOSE, found.problem)
+                return
             if not found.equivalent:
                 raise IncompleteJob(f"too few runnable members in {key}")
             if self.kind.finished(narrowed) is None:
@@ -504,10 +509,12 @@ class JobController:
             adopted = msgspec.structs.replace(workload, metadata=meta_with_owners)
             log.info("job.group_owners_added", count=len(found.new_owners))
             await self.actions.adopt_workload(workload_obj, adopted)
+
             return  # the informer brings the new version
-        if not condition_true(status_of(workload_obj), Cond.FINISHED):
+        status = status_of(workload_obj)
+        finished = condition_true(status, Cond.FINISHED)
+        if not finished and _waiting_changes(status, found.absent > 0):
             self.host.set_waiting_for_replacement_pods(object_key(workload_obj), found.absent > 0)
-        finished = condition_true(status_of(workload_obj), Cond.FINISHED)
         await self._drive(job if finished else narrowed, workload_obj, log)
 
     async def _settle_members(self, job: Json, found: ComposedMatch) -> None:
@@ -520,6 +527,7 @@ class JobController:
             if not is_deleting(member):
                 self.log.info("job.excess_member_deleted", member=object_key(member))
                 await self.actions.delete_job(member)
+                self.actions.note(member, EventReason.EXCESS_POD_DELETED, "Excess pod deleted")
 
     def _elastic(self, job: Json) -> bool:
         """Whether the job is resized through Workload slices. Slices of a MultiKueue job
@@ -835,6 +843,22 @@ def priority_class_change(
     if ref.name == wanted or value is None:
         return None
     return wanted, value
+
+
+def _waiting_changes(status: Json, waiting: bool) -> bool:
+    """Whether WaitingForReplacementPods should change: its status flips, or, waiting
+    while evicted, it should take the eviction's reason (as upstream words it)."""
+    current = condition_of(status, Cond.WAITING_FOR_REPLACEMENT_PODS)
+    if current is None:
+        return waiting
+    if (current.get("status") == "True") != waiting:
+        return True
+    evicted = condition_of(status, Cond.EVICTED) or {}
+    return (
+        waiting
+        and evicted.get("status") == "True"
+        and (current.get("reason") != evicted.get("reason"))
+    )
 
 
 def _controller_uid(workload: Json) -> str:

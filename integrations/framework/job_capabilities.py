@@ -189,6 +189,9 @@ class ComposedMatch:
     """Pods the Workload counts that are not there (WaitingForReplacementPods)."""
     new_owners: tuple[OwnerReference, ...] = ()
     """Owner references the Workload lacks (members that joined later: replacements)."""
+    problem: str | None = None
+    """Why the members cannot make one Workload (they disagree on its queue, say): a
+    warning on the job, and no Workload until it is fixed."""
 
 
 @runtime_checkable

@@ -18,7 +18,9 @@ Workload:
 Without a Workload yet, one is built from the group's active Pods once there are the
 total count of them (fast admission: one); the extra active ones are excess, and every
 inactive one is released at once (upstream finalizes them before building).
-Pods of a role the Workload does not have are not kept (never started).
+Pods of a role the Workload does not have are not kept (never started). Members (failed
+ones aside) that disagree on the queue name or total count make no Workload: the
+problem is reported instead (upstream's ErrWorkloadCompose).
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from typing import Any
 from core.api.meta import OwnerReference
 from core.api.workload import Workload
 from integrations.framework.job_capabilities import ComposedMatch
-from integrations.framework.job_metadata import Job, maximum_execution_time_seconds, metadata
+from integrations.framework.job_metadata import (
+    Job,
+    annotations_of,
+    maximum_execution_time_seconds,
+    metadata,
+    queue_name,
+)
 from integrations.pod import pod_fields as fields
 from integrations.pod.member_order import sort_active, sort_inactive
 from integrations.pod.pod_group import (
@@ -92,12 +100,34 @@ def _for_creation(
     total = total_count(group)
     enough = bool(active) if is_fast_admission(group) else len(active) >= total
     ordered = sort_active(active)
+    problem = _disagreement(group) if enough else None
     return ComposedMatch(
-        equivalent=enough,
+        equivalent=enough and problem is None,
         kept=tuple(ordered[:total]),
-        excess=tuple(ordered[total:]) if enough else (),
+        excess=tuple(ordered[total:]) if enough and problem is None else (),
         released=tuple(inactive),
+        problem=problem,
     )
+
+
+def _total_count_text(pod: Job) -> str | None:
+    value = annotations_of(pod).get(fields.GROUP_TOTAL_COUNT_ANNOTATION)
+    return None if value is None else str(value)
+
+
+def _disagreement(group: Job) -> str | None:
+    """Members (failed ones aside) naming another queue or total count than the first
+    (upstream's validatePodGroupMetadata)."""
+    first, *others = members(group)
+    for pod in others:
+        if fields.phase(pod) == fields.FAILED:
+            continue
+        for what, read in (("queue names", queue_name), ("total counts", _total_count_text)):
+            mine, theirs = read(first), read(pod)
+            if mine != theirs:
+                names = f"'{metadata(first).get('name')}' and '{metadata(pod).get('name')}'"
+                return f"Pods {names} of the group have different {what}: {mine} != {theirs}"
+    return None
 
 
 def missing_owners(workload: Workload, pods: Sequence[Job]) -> tuple[OwnerReference, ...]:

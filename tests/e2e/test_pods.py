@@ -673,6 +673,11 @@ def test_a_preempted_group_is_stopped_entirely_and_queues_again_when_recreated(
                 "the stopped Pods gone (their finalizers released)",
                 60,
             )
+            until(
+                lambda: _group_workload(custom, namespace, "group-p") is None or None,
+                "the Workload gone with its Pods",
+                30,
+            )
 
             submit_group()
             until(lambda: _group_workload(custom, namespace, "group-p"), "queued again", 30)

@@ -223,3 +223,19 @@ def test_stop_marks_every_started_member_and_an_all_deleted_group_is_deleting() 
         pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
     assert group(*deleting)["metadata"]["deletionTimestamp"] == "2026-01-01T00:05:00Z"
     assert not POD.is_active(group(*deleting))
+
+
+def test_members_naming_different_queues_or_counts_make_no_workload() -> None:
+    pods = [member(n) for n in "abcd"]
+    pods[2]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
+    found = POD.match_composed(group(*pods), None)
+    assert not found.equivalent
+    assert (
+        found.problem == "Pods 'a' and 'c' of the group have different queue names: team != other"
+    )
+    pods = [member(n) for n in "abcd"]
+    pods[3]["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "5"
+    assert "different total counts: 4 != 5" in str(POD.match_composed(group(*pods), None).problem)
+    pods[3]["status"] = {"phase": "Failed"}
+    pods.append(member("e"))
+    assert POD.match_composed(group(*pods), None).problem is None, "failed Pods are not asked"
