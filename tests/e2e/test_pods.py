@@ -18,6 +18,7 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
   the total count is deleted;
 - a group with `retriable-in-group: "false"` finishes once no member runs, and takes no
   replacement after;
+- a fast-admission group is admitted from its first Pod, the others join that admission;
 - a preempted group has every Pod stopped (deleted); recreated, it queues again whole;
 - a StatefulSet of 3 is one group whose Workload (upstream's name) holds 3 GPUs while it
   runs; scaled to zero the Workload is kept on hold and the GPUs freed, scaled back the
@@ -621,6 +622,36 @@ def test_an_unretriable_group_finishes_once_its_pods_end_and_takes_no_replacemen
         time.sleep(3)
         pod = _pod(core, namespace, "u-0-again")
         assert _gated(pod) and not pod.spec.node_name, "a finished group takes no replacement"
+
+
+def test_a_fast_admission_group_is_admitted_from_its_first_pod_and_the_rest_join_it(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(3)
+    names = [f"f-{i}" for i in range(3)]
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+
+        def submit(name: str) -> None:
+            body = _group_pod(name, "group-f")
+            body["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "3"
+            body["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-fast-admission"] = "true"
+            core.create_namespaced_pod(namespace, body)
+
+        submit(names[0])
+        until(lambda: _scheduled(core, namespace, names[0]), "the first Pod admitted alone", 60)
+        workload = _group_workload(custom, namespace, "group-f") or {}
+        assert [p["count"] for p in workload["spec"]["podSets"]] == [3], "sized for the group"
+        assert _gpus_in_use(custom, namespace) == 3
+        for name in names[1:]:
+            submit(name)
+        until(
+            lambda: all(_scheduled(core, namespace, n) for n in names) or None,
+            "the later Pods ungated into the same admission",
+            60,
+        )
+        again = _group_workload(custom, namespace, "group-f") or {}
+        assert again["metadata"]["uid"] == workload["metadata"]["uid"]
 
 
 def test_a_preempted_group_is_stopped_entirely_and_queues_again_when_recreated(
