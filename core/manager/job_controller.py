@@ -38,7 +38,10 @@ Finished, once the job is being deleted (after its Workloads are finished and re
 or when it finished without a Workload; a `StopsByDeletion` kind's job is deleted after
 its stop writes (a Pod); a `ComposedJobs` kind's objects that belong to a composed job (a
 pod group) are reconciled together under the key `<namespace>/<name>#composed`: the kind
-composes them into one job, and every write it plans is made member by member.
+composes them into one job and matches the members with its Workload (`match_composed`:
+excess members are deleted, replaced failed ones released, later ones made owners, and
+WaitingForReplacementPods follows the missing ones), and every write it plans is made
+member by member.
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -509,7 +512,6 @@ class JobController:
             adopted = msgspec.structs.replace(workload, metadata=meta_with_owners)
             log.info("job.group_owners_added", count=len(found.new_owners))
             await self.actions.adopt_workload(workload_obj, adopted)
-
             return  # the informer brings the new version
         status = status_of(workload_obj)
         finished = condition_true(status, Cond.FINISHED)
