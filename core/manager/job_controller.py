@@ -432,12 +432,11 @@ class JobController:
                 await self.actions.release_workload(workload)
             await self._release_job(job)
             return
-        if is_composed:
-            await self._release_deleted_members(job)
         log = self.log.bind(job=key)
         prebuilt = job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
             if is_composed:
+                await self._release_deleted_members(job)
                 workload_obj = self._prebuilt_group(job, prebuilt, log)
             else:
                 workload_obj = await self._prebuilt(job, prebuilt)
@@ -677,6 +676,9 @@ class JobController:
             return
         if is_deleting(workload_obj):
             await self._stop(job, kind.plan_stop(job, workload), "Workload is deleted")
+            parts = composed(kind)
+            if parts is not None and parts.members_of(job):
+                await self._release_job(job)  # a group's Pods go with it, as upstream
             await self.actions.release_workload(workload_obj)
             return
         finish = kind.finished(job)
@@ -746,8 +748,9 @@ class JobController:
         return stopped
 
     async def _release_deleted_members(self, job: Json) -> None:
-        """A member of a composed job that is being deleted is not waited for: its
-        finalizer comes off at once (the composed job goes on without it)."""
+        """A member of a prebuilt group that is being deleted is not waited for: its
+        finalizer comes off at once (the group goes on without it). A group the kind
+        builds keeps its deleted members until they are replaced (`match_composed`)."""
         finalizer = job_finalizer_of(self.kind)
         parts = composed(self.kind)
         if finalizer is None or parts is None:

@@ -6,7 +6,7 @@ Workload:
 - the *active* Pods of the role (runnable or succeeded: `is_runnable_or_succeeded`) count
   up to the pod set's size; beyond it the newest, gated, finalizer-less ones are
   **excess**: their finalizer comes off and they are deleted;
-- *inactive* ones (failed, or being deleted) are kept while the role misses
+- *inactive* ones (failed, or deleted before placed on a node) are kept while the role misses
   Pods; those a replacement stands in for (active + inactive beyond the size) are
   **released**: their finalizer comes off, the oldest-failed first;
 - Pods the pod set counts but no active Pod fills are **absent**: the Workload is then

@@ -1,7 +1,7 @@
 """Which Pods of a group to keep first when some must go, as upstream orders them.
 
 Active Pods (runnable or succeeded): with the Pod finalizer, ungated, oldest first, so
-the newest gated extras are the excess. Inactive ones (failed, or being deleted):
+the newest gated extras are the excess. Inactive ones (failed, or deleted unplaced):
 with the finalizer, last active latest, oldest first, so the ones that failed longest
 ago are released first when replacements come.
 """

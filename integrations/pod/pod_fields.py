@@ -75,10 +75,12 @@ def is_deleting(pod: Job) -> bool:
 
 
 def is_runnable_or_succeeded(pod: Job) -> bool:
-    """Can still run, runs or succeeded (upstream's isPodRunnableOrSucceeded): not Failed
-    and not being deleted. Upstream still counts a deleted Pod placed on a node until it
-    stops; fleetq releases a deleted group member at once, so it counts no more."""
-    return phase(pod) != FAILED and not is_deleting(pod)
+    """Can still run, runs or succeeded (upstream's isPodRunnableOrSucceeded): not Failed,
+    and not deleted before it was placed on a node (a deleted Pod on a node still counts
+    until its kubelet stops it)."""
+    if is_deleting(pod) and not spec(pod).get("nodeName"):
+        return False
+    return phase(pod) != FAILED
 
 
 def has_finalizer(pod: Job) -> bool:

@@ -2,7 +2,9 @@
 
 Upstream's rules, with the group as a composed job (`integrations.framework.job_capabilities
 .ComposedJobs`): `compose` holds the group's Pods under `members` (oldest first) and takes
-the first one's labels and annotations (queue name, priority class, total count).
+the first one's labels and annotations (queue name, priority class, total count). A group
+is never deleted as a whole: its Pods going away leave the Workload waiting for
+replacements, as upstream.
 - **Pod sets**: one per role (`role_hash`), named by the hash, sorted by name, counted from
   the group's active Pods (runnable or succeeded, at most the total count; the others
   are excess). Fewer active than `pod-group-total-count`: the group is not complete
@@ -80,8 +82,6 @@ def compose(namespace: str, name: str, pods: Sequence[Job]) -> dict[str, Any]:
         "labels": dict(first.get("labels") or {}),
         "annotations": dict(first.get("annotations") or {}),
     }
-    if all(_terminating(p) for p in ordered):
-        meta["deletionTimestamp"] = max(str(metadata(p)["deletionTimestamp"]) for p in ordered)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, MEMBERS: ordered}
 
 

@@ -19,7 +19,8 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
 - a group with `retriable-in-group: "false"` finishes once no member runs, and takes no
   replacement after;
 - a fast-admission group is admitted from its first Pod, the others join that admission;
-- a preempted group has every Pod stopped (deleted); recreated, it queues again whole;
+- a preempted group has every Pod stopped (marked, deleted, kept until replaced); the
+  same Workload waits for replacement Pods, then is queued again and runs them;
 - a StatefulSet of 3 is one group whose Workload (upstream's name) holds 3 GPUs while it
   runs; scaled to zero the Workload is kept on hold and the GPUs freed, scaled back the
   same Workload holds them again; deleting the StatefulSet deletes it;
@@ -492,6 +493,13 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
             "all four Pods of group-b admitted together once the quota is free",
             60,
         )
+        for name in names_b:  # a group's Pods keep their finalizer until it finishes
+            _finish(core, namespace, name)
+        until(
+            lambda: _condition(_group_workload(custom, namespace, "group-b"), "Finished"),
+            "group-b Finished",
+            30,
+        )
 
 
 def _fail(core: Any, namespace: str, name: str) -> None:
@@ -652,75 +660,98 @@ def test_a_fast_admission_group_is_admitted_from_its_first_pod_and_the_rest_join
         )
         again = _group_workload(custom, namespace, "group-f") or {}
         assert again["metadata"]["uid"] == workload["metadata"]["uid"]
+        for name in names:
+            _finish(core, namespace, name)
+        until(
+            lambda: _condition(_group_workload(custom, namespace, "group-f"), "Finished"),
+            "the fast-admission group Finished",
+            30,
+        )
 
 
-def test_a_preempted_group_is_stopped_entirely_and_queues_again_when_recreated(
+def test_a_preempted_group_is_stopped_entirely_and_requeued_with_replacement_pods(
     pods_hub: PodsHub, pod_queue: QueueFactory
 ) -> None:
     namespace = pod_queue(4, preemption=True)
     suffix = namespace.rpartition("-")[2]
     low, high = f"batch-{suffix}", f"urgent-{suffix}"
     names = [f"p-{i}" for i in range(4)]
+    replacements = [f"p-{i}-again" for i in range(4)]
     with pods_hub.worker.api_client() as api_client:
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
         for name, value in ((low, 10), (high, 1000)):
             body = WorkloadPriorityClass(name, value).obj()
             custom.create_cluster_custom_object(GROUP, VERSION, "workloadpriorityclasses", body)
 
-        def submit_group() -> None:
-            for name in names:
+        def submit(pod_names: list[str]) -> None:
+            for name in pod_names:
                 body = _group_pod(name, "group-p")
                 body["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = low
                 core.create_namespaced_pod(namespace, body)
 
         try:
-            submit_group()
+            submit(names)
             until(
                 lambda: all(_scheduled(core, namespace, n) for n in names) or None,
                 "the low-priority group running",
                 60,
             )
+            uid = (_group_workload(custom, namespace, "group-p") or {})["metadata"]["uid"]
             urgent = Pod("urgent").queue("team").label("kueue.x-k8s.io/priority-class", high)
             core.create_namespaced_pod(
                 namespace, urgent.requests({"cpu": "1", "memory": "1Gi"}).limit(GPU, "1").obj()
             )
-            seen_stopped: set[str] = set()
 
-            def stopped() -> bool | None:
-                for name in names:
-                    pod = _pod(core, namespace, name)
-                    if pod is None or pod.metadata.deletion_timestamp is not None:
-                        seen_stopped.add(name)
-                return len(seen_stopped) == 4 or None
+            def all_deleting() -> list[Any] | None:
+                pods = [_pod(core, namespace, n) for n in names]
+                deleting = all(p is not None and p.metadata.deletion_timestamp for p in pods)
+                return pods if deleting else None
 
-            until(stopped, "every Pod of the preempted group stopped (deleted)", 60)
+            stopped = until(all_deleting, "every Pod of the preempted group stopped (deleted)", 60)
+            for pod in stopped:
+                reasons = [c.type for c in pod.status.conditions or ()]
+                assert "TerminationTarget" in reasons, "marked with why it goes"
+                assert MANAGED in (pod.metadata.finalizers or []), "kept until replaced"
+                _fail(core, namespace, pod.metadata.name)  # play the kubelet stopping it
             until(
                 lambda: _scheduled(core, namespace, "urgent"),
                 "the urgent Pod admitted in the freed quota",
                 60,
             )
-            until(
-                lambda: all(_pod(core, namespace, n) is None for n in names) or None,
-                "the stopped Pods gone (their finalizers released)",
-                60,
-            )
-            until(
-                lambda: _group_workload(custom, namespace, "group-p") is None or None,
-                "the Workload gone with its Pods",
+            waiting = until(
+                lambda: _condition(_group_workload(custom, namespace, "group-p"), WAITING),
+                "the preempted Workload waiting for replacement Pods",
                 30,
             )
+            assert waiting["reason"] == "Preempted"
+            workload = _group_workload(custom, namespace, "group-p") or {}
+            assert _condition(workload, "QuotaReserved") is None, "its quota released"
+            assert workload["metadata"]["uid"] == uid, "the same Workload, kept"
 
-            submit_group()
-            until(lambda: _group_workload(custom, namespace, "group-p"), "queued again", 30)
+            submit(replacements)
+            until(
+                lambda: all(_pod(core, namespace, n) is None for n in names) or None,
+                "the replaced Pods released and gone",
+                60,
+            )
             time.sleep(2)
-            assert all(_gated(_pod(core, namespace, n)) for n in names), (
-                "3 GPUs free, 4 wanted: the group waits whole"
+            assert all(_gated(_pod(core, namespace, n)) for n in replacements), (
+                "3 GPUs free, 4 wanted: the replacements wait whole"
             )
             _finish(core, namespace, "urgent")
             until(
-                lambda: all(_scheduled(core, namespace, n) for n in names) or None,
-                "the group admitted again once the urgent Pod is done",
+                lambda: all(_scheduled(core, namespace, n) for n in replacements) or None,
+                "the group requeued and admitted again with its replacements",
                 60,
+            )
+            again = _group_workload(custom, namespace, "group-p") or {}
+            assert again["metadata"]["uid"] == uid, "the same Workload requeued"
+            for name in replacements:
+                _finish(core, namespace, name)
+            until(
+                lambda: _condition(_group_workload(custom, namespace, "group-p"), "Finished"),
+                "the requeued group Finished",
+                30,
             )
         finally:
             for name in (low, high):

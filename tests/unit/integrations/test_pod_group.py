@@ -209,7 +209,7 @@ def test_finished_when_the_total_succeeded_or_an_unretriable_group_stops() -> No
     assert POD.finished(group(*serving)) is None
 
 
-def test_stop_marks_every_started_member_and_an_all_deleted_group_is_deleting() -> None:
+def test_stop_marks_every_started_member_and_a_group_is_never_deleted_whole() -> None:
     job = group(*(member(n) for n in "abcd"))
     assert POD.plan_stop(job, None) == [], "gated members need no stop"
     workload = admitted(POD.composed_workload(build_workload(POD, job, PriorityClasses()), job))
@@ -221,7 +221,7 @@ def test_stop_marks_every_started_member_and_an_all_deleted_group_is_deleting() 
     deleting = POD.members_of(running)
     for pod in deleting:
         pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
-    assert group(*deleting)["metadata"]["deletionTimestamp"] == "2026-01-01T00:05:00Z"
+    assert "deletionTimestamp" not in group(*deleting)["metadata"], "its Workload outlives it"
     assert not POD.is_active(group(*deleting))
 
 
@@ -239,3 +239,25 @@ def test_members_naming_different_queues_or_counts_make_no_workload() -> None:
     pods[3]["status"] = {"phase": "Failed"}
     pods.append(member("e"))
     assert POD.match_composed(group(*pods), None).problem is None, "failed Pods are not asked"
+
+
+def test_a_deleted_member_counts_until_its_kubelet_stops_it_and_waits_for_a_replacement() -> None:
+    running, workload = _started([member(n) for n in "abcd"])
+    for pod in running:
+        pod["spec"]["nodeName"] = "node-1"
+    running[0]["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    still = POD.match_composed(group(*running), workload)
+    assert still.absent == 0, "placed on a node and not stopped yet: it still counts"
+    running[0]["status"]["phase"] = "Failed"
+    stopped = POD.match_composed(group(*running), workload)
+    assert stopped.absent == 1 and stopped.released == (), "kept, finalizer held, till replaced"
+    replaced = POD.match_composed(group(*running, member("a2")), workload)
+    assert [p["metadata"]["name"] for p in replaced.released] == ["a"]
+
+
+def test_a_gated_member_deleted_before_admission_is_absent_at_once() -> None:
+    pods = [member(n) for n in "abcd"]
+    job = group(*pods)
+    workload = POD.composed_workload(build_workload(POD, job, PriorityClasses()), job)
+    pods[3]["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    assert POD.match_composed(group(*pods), workload).absent == 1
