@@ -493,6 +493,7 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
             "all four Pods of group-b admitted together once the quota is free",
             60,
         )
+        until(lambda: _all_running(core, namespace, names_b), "group-b running", 60)
         for name in names_b:  # a group's Pods keep their finalizer until it finishes
             _finish(core, namespace, name)
         until(
@@ -500,6 +501,13 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
             "group-b Finished",
             30,
         )
+
+
+def _all_running(core: Any, namespace: str, names: list[str]) -> bool | None:
+    """Every named Pod Running: kwok has played its start (a status written before that
+    would be overwritten by kwok's pod-create stage)."""
+    pods = [_pod(core, namespace, n) for n in names]
+    return all(p is not None and p.status.phase == "Running" for p in pods) or None
 
 
 def _fail(core: Any, namespace: str, name: str) -> None:
@@ -524,11 +532,7 @@ def test_a_failed_group_member_is_replaced_and_its_replacement_runs_under_the_sa
         core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
         for name in names:
             core.create_namespaced_pod(namespace, _group_pod(name, "group-r"))
-        until(
-            lambda: all(_scheduled(core, namespace, n) for n in names) or None,
-            "the group admitted and scheduled",
-            60,
-        )
+        until(lambda: _all_running(core, namespace, names), "the group admitted and running", 60)
         admitted = _condition(_group_workload(custom, namespace, "group-r"), "Admitted") or {}
         uid = (_group_workload(custom, namespace, "group-r") or {})["metadata"]["uid"]
 
@@ -539,7 +543,12 @@ def test_a_failed_group_member_is_replaced_and_its_replacement_runs_under_the_sa
             30,
         )
         assert waiting["reason"] == "PodsFailed"
-        assert _gpus_in_use(custom, namespace) == 4, "the admitted group keeps its quota"
+        until(
+            lambda: _gpus_in_use(custom, namespace) == 4 or None,
+            "the admitted group keeping its quota",
+            30,
+        )
+        assert _condition(_group_workload(custom, namespace, "group-r"), "Admitted")
         assert MANAGED in (_pod(core, namespace, "r-1").metadata.finalizers or []), (
             "the failed Pod keeps its finalizer until a replacement comes"
         )
@@ -551,6 +560,7 @@ def test_a_failed_group_member_is_replaced_and_its_replacement_runs_under_the_sa
             60,
         )
         assert replacement.spec.node_selector == {POOL_LABEL: "gpu"}
+        until(lambda: _all_running(core, namespace, ["r-1-again"]), "the replacement running", 60)
         workload = until(
             lambda: (
                 (w := _group_workload(custom, namespace, "group-r"))
@@ -601,11 +611,7 @@ def test_an_unretriable_group_finishes_once_its_pods_end_and_takes_no_replacemen
             if name == "u-0":
                 body["metadata"]["annotations"][RETRIABLE] = "false"
             core.create_namespaced_pod(namespace, body)
-        until(
-            lambda: all(_scheduled(core, namespace, n) for n in ("u-0", "u-1")) or None,
-            "the group scheduled",
-            60,
-        )
+        until(lambda: _all_running(core, namespace, ["u-0", "u-1"]), "the group running", 60)
         _fail(core, namespace, "u-0")
         time.sleep(2)
         assert _condition(_group_workload(custom, namespace, "group-u"), "Finished") is None, (
@@ -650,7 +656,7 @@ def test_a_fast_admission_group_is_admitted_from_its_first_pod_and_the_rest_join
         until(lambda: _scheduled(core, namespace, names[0]), "the first Pod admitted alone", 60)
         workload = _group_workload(custom, namespace, "group-f") or {}
         assert [p["count"] for p in workload["spec"]["podSets"]] == [3], "sized for the group"
-        assert _gpus_in_use(custom, namespace) == 3
+        until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held for it", 30)
         for name in names[1:]:
             submit(name)
         until(
@@ -660,6 +666,7 @@ def test_a_fast_admission_group_is_admitted_from_its_first_pod_and_the_rest_join
         )
         again = _group_workload(custom, namespace, "group-f") or {}
         assert again["metadata"]["uid"] == workload["metadata"]["uid"]
+        until(lambda: _all_running(core, namespace, names), "the group running", 60)
         for name in names:
             _finish(core, namespace, name)
         until(
@@ -692,9 +699,7 @@ def test_a_preempted_group_is_stopped_entirely_and_requeued_with_replacement_pod
         try:
             submit(names)
             until(
-                lambda: all(_scheduled(core, namespace, n) for n in names) or None,
-                "the low-priority group running",
-                60,
+                lambda: _all_running(core, namespace, names), "the low-priority group running", 60
             )
             uid = (_group_workload(custom, namespace, "group-p") or {})["metadata"]["uid"]
             urgent = Pod("urgent").queue("team").label("kueue.x-k8s.io/priority-class", high)
@@ -738,12 +743,14 @@ def test_a_preempted_group_is_stopped_entirely_and_requeued_with_replacement_pod
             assert all(_gated(_pod(core, namespace, n)) for n in replacements), (
                 "3 GPUs free, 4 wanted: the replacements wait whole"
             )
+            until(lambda: _all_running(core, namespace, ["urgent"]), "the urgent Pod running", 60)
             _finish(core, namespace, "urgent")
             until(
                 lambda: all(_scheduled(core, namespace, n) for n in replacements) or None,
                 "the group requeued and admitted again with its replacements",
                 60,
             )
+            until(lambda: _all_running(core, namespace, replacements), "replacements running", 60)
             again = _group_workload(custom, namespace, "group-p") or {}
             assert again["metadata"]["uid"] == uid, "the same Workload requeued"
             for name in replacements:
