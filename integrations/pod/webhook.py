@@ -13,10 +13,8 @@ chart may be older than the Configuration):
    (`kueue.x-k8s.io/role-hash`), which names its pod set in a group.
 Validation: the shared job rules; a queued Pod may not name a LocalQueue that leads to
 MultiKueue (fleetq does not dispatch plain Pods); the managed label may only be `true`; a
-pod-group name and total count come together (the name a valid object name, the count a
-positive integer, a prebuilt Workload the group's name); the group name, once set, and
-`retriable-in-group: false` cannot be changed or taken back (a group name may be added to
-a Pod that had none, as upstream allows).
+pod-group name and total count come together (the count a positive integer); the group name and
+`retriable-in-group: false` cannot be taken back.
 """
 
 from __future__ import annotations
@@ -28,14 +26,11 @@ from core.api.validation.field_errors import FieldError, forbidden, required
 from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_metadata import Job, annotations_of, labels_of, parse_int
 from integrations.framework.job_validation import ANNOTATIONS_PATH, LABELS_PATH
-from integrations.framework.labels import (
-    DEFAULT_LOCAL_QUEUE_NAME,
-    PREBUILT_WORKLOAD_LABEL,
-    QUEUE_NAME_LABEL,
-)
+from integrations.framework.labels import DEFAULT_LOCAL_QUEUE_NAME, QUEUE_NAME_LABEL
 from integrations.framework.webhook_context import WebhookContext
 from integrations.pod import pod_fields as fields
 from integrations.pod.admission import is_suspended
+from integrations.pod.group_validation import validate_group_labels
 from integrations.pod.role_hash import ROLE_HASH_ANNOTATION, generate_role_hash
 
 _GROUP_DETAIL = (
@@ -94,16 +89,7 @@ def _validate_common(pod: Job) -> list[FieldError]:
         if total is not None:
             errors.append(required(LABELS_PATH.key(fields.GROUP_NAME_LABEL), _GROUP_DETAIL))
         return errors
-    errors += job_validation.validate_object_name_label(pod, fields.GROUP_NAME_LABEL)
-    prebuilt = job_metadata.prebuilt_workload_name(pod)
-    if prebuilt and prebuilt != fields.group_name(pod):
-        errors.append(
-            job_validation.invalid_value(
-                LABELS_PATH.key(PREBUILT_WORKLOAD_LABEL),
-                prebuilt,
-                "prebuilt workload and pod group should be equal",
-            )
-        )
+    errors += validate_group_labels(pod)
     if total is None:
         errors.append(required(total_path, _GROUP_DETAIL))
         return errors
