@@ -19,7 +19,6 @@ from typing import Any, Final
 from core.api.resource_flavor import ResourceFlavor
 from core.api.validation.field_errors import FieldError
 from core.api.workload import PodSet, ReclaimablePod, Workload
-from integrations.framework.job_capabilities import ComposedMatch
 from integrations.framework.job_kind import (
     JobFinish,
     JobResource,
@@ -31,8 +30,9 @@ from integrations.framework.job_metadata import Job
 from integrations.framework.multikueue_copy import remote_copy
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
-from integrations.pod import admission, group_matching, pod_group, status, webhook
+from integrations.pod import admission, pod_group, status, webhook
 from integrations.pod import pod_fields as fields
+from integrations.pod.group_matching import ComposedMatch, match_group
 from integrations.pod.pod_sets import pod_pod_sets
 
 FRAMEWORK_NAME: Final = "pod"
@@ -74,7 +74,7 @@ class PodKind:
         return pod_group.group_of_workload(workload)
 
     def match_composed(self, composed: Job, workload: Workload | None) -> ComposedMatch:
-        return group_matching.match_group(composed, workload)
+        return match_group(composed, workload)
 
     def prebuilt_workload_matches(self, composed: Job, workload: Workload) -> bool:
         return pod_group.matches_prebuilt_workload(composed, workload)

@@ -159,29 +159,6 @@ def test_validation_follows_upstreams_pod_rules() -> None:
     assert "positive integer" in _messages(POD.validate_create(bad_count.obj(), ctx))
 
 
-def test_a_group_name_is_an_object_name_and_a_prebuilt_workload_must_be_the_group() -> None:
-    ctx = WebhookContext()
-    bad_name = Pod("p").group("Group_A", 2).obj()
-    assert "RFC 1123 subdomain" in _messages(POD.validate_create(bad_name, ctx))
-    other = Pod("p").group("g", 2).label("kueue.x-k8s.io/prebuilt-workload-name", "w").obj()
-    assert "prebuilt workload and pod group should be equal" in _messages(
-        POD.validate_create(other, ctx)
-    )
-    same = Pod("p").group("g", 2).label("kueue.x-k8s.io/prebuilt-workload-name", "g").obj()
-    assert POD.validate_create(same, ctx) == []
-
-
-def test_a_group_name_may_be_added_later_with_its_count_but_never_changed_or_removed() -> None:
-    ctx = WebhookContext()
-    single = Pod("p").obj()
-    assert POD.validate_update(single, Pod("p").group("g", 2).obj(), ctx) == []
-    label_only = Pod("p").label("kueue.x-k8s.io/pod-group-name", "g").obj()
-    assert "pod-group-total-count" in _messages(POD.validate_update(single, label_only, ctx))
-    assert "field is immutable" in _messages(
-        POD.validate_update(Pod("p").group("g", 2).obj(), single, ctx)
-    )
-
-
 def test_a_queued_pod_may_not_name_a_queue_leading_to_multikueue() -> None:
     ctx = WebhookContext(leads_to_multikueue=lambda queue: queue == "team")
     errors = POD.validate_create(queued_pod(), ctx)
