@@ -225,11 +225,14 @@ def group_of_workload(workload: Mapping[str, Any]) -> str | None:
 
 def matches_prebuilt_workload(group: Job, workload: Workload) -> bool:
     """Upstream's pod-group comparison with a Workload built elsewhere: named after the
-    group, and each role of its active Pods (at most the total count) is a pod set of
-    it with at least as many Pods (a finished Workload only needs the roles)."""
+    group, and each role of its active Pods not being deleted (at most the total count;
+    a prebuilt group's deleted Pods go at once, their successors may already be there)
+    is a pod set of it with at least as many Pods (a finished Workload only needs the
+    roles)."""
     if workload.metadata.name != str(metadata(group).get("name", "")):
         return False
-    return roles_fit(workload, _active(group)[: total_count(group)])
+    staying = [p for p in _active(group) if not _terminating(p)]
+    return roles_fit(workload, staying[: total_count(group)])
 
 
 def owner_reference(pod: Job, *, controller: bool = False) -> OwnerReference:
