@@ -35,3 +35,21 @@ def test_a_group_name_may_be_added_later_with_its_count_but_never_changed_or_rem
     assert "field is immutable" in _messages(
         POD.validate_update(Pod("p").group("g", 2).obj(), single, ctx)
     )
+
+
+def test_the_group_name_may_be_an_annotation_as_upstream_writes_it_since_v0_18() -> None:
+    ctx = WebhookContext()
+    gated = Pod("pod-0").annotation("kueue.x-k8s.io/pod-suspending-parent", "Other").obj()
+    old = POD.default(gated, ctx)
+    new = POD.default(gated, ctx)
+    new["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-name"] = "test-group"
+    new["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "1"
+    new["metadata"]["labels"] = {
+        "kueue.x-k8s.io/queue-name": "lq",
+        "kueue.x-k8s.io/managed": "true",
+    }
+    assert POD.validate_update(old, new, ctx) == [], "group names added later are accepted"
+    assert POD.composed_name(new) == "test-group"
+    bad = Pod("p").annotation("kueue.x-k8s.io/pod-group-name", "Bad_Name")
+    bad = bad.annotation("kueue.x-k8s.io/pod-group-total-count", "1").obj()
+    assert "RFC 1123 subdomain" in _messages(POD.validate_create(bad, ctx))
