@@ -32,6 +32,9 @@ class WorkloadConditionType(enum.StrEnum):
     """The workload is about to be deactivated (temporary)."""
     BLOCKED_ON_PREEMPTION_GATES = "BlockedOnPreemptionGates"
     """Preemption would free quota but a preemption gate is closed."""
+    WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
+    """Pods its pod group declares are missing (failed, deleted): while True it is not
+    queued again."""
 
 
 class WorkloadReason(enum.StrEnum):
@@ -86,3 +89,6 @@ class WorkloadReason(enum.StrEnum):
     """The job went away (deleted, its Workload orphaned): the quota is released."""
     # BlockedOnPreemptionGates
     PREEMPTION_GATED = "PreemptionGated"
+    # WaitingForReplacementPods (False: PodsReady, or the Evicted reason while evicted)
+    PODS_FAILED = "PodsFailed"
+    PODS_READY = "PodsReady"

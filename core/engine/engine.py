@@ -581,6 +581,10 @@ class Engine:
         self._life.set_pods_ready(self._ws(key), ready)
         return self._drain()
 
+    def set_waiting_for_replacement_pods(self, key: str, waiting: bool) -> StatusChanges:
+        self._life.set_waiting_for_replacement_pods(self._ws(key), waiting)
+        return self._drain()
+
     def set_admission_check_state(
         self,
         key: str,

@@ -36,6 +36,7 @@ from core.engine.workload_state import (
     PREEMPTED,
     QUOTA_RESERVED,
     REQUEUED,
+    WAITING_FOR_REPLACEMENT_PODS,
     WorkloadState,
     eviction_key,
 )
@@ -43,6 +44,8 @@ from core.engine.workload_state import (
 NOT_READY_MSG = "Not all pods are ready or succeeded"
 RECOVERY_MSG = "At least one pod has failed, waiting for recovery"
 READY_MSG = "All pods reached readiness and the workload is running"
+REPLACEMENT_NEEDED_MSG = "Some Failed pods need replacement"
+NO_REPLACEMENT_NEEDED_MSG = "No pods need replacement"
 
 _REQUEUED_TRUE_ON = (WorkloadReason.PREEMPTED.value, WorkloadReason.NODE_FAILURES.value)
 _BACKOFF_REASONS = (WorkloadReason.PODS_READY_TIMEOUT.value, WorkloadReason.ADMISSION_CHECK.value)
@@ -429,6 +432,39 @@ class Lifecycle:
         if cond is not None and not cond.status and cond.reason == stopped_reason:
             ws.set_condition(REQUEUED, True, reason, message, self.state.now())
             self.state.dirty.add(ws.key)
+
+    # ------------------------------------------------------------ replacement pods
+    def set_waiting_for_replacement_pods(self, ws: WorkloadState, waiting: bool) -> None:
+        """A pod group's Pods are missing (`waiting`) or all there again, upstream's
+        WaitingForReplacementPods: True says `PodsFailed`, or the Evicted reason and
+        message while the workload is evicted; it keeps the workload out of the queues
+        (an admitted one keeps its quota). False once none is missing (`PodsReady`), and
+        the workload queues again if it may."""
+        state = self.state
+        cond = ws.conditions.get(WAITING_FOR_REPLACEMENT_PODS)
+        if waiting:
+            evicted = ws.conditions.get(EVICTED)
+            if evicted is not None and evicted.status:
+                reason, message = evicted.reason, evicted.message
+            elif cond is not None and cond.status:
+                reason, message = cond.reason, cond.message
+            else:
+                reason, message = WorkloadReason.PODS_FAILED.value, REPLACEMENT_NEEDED_MSG
+            if ws.set_condition(WAITING_FOR_REPLACEMENT_PODS, True, reason, message, state.now()):
+                state.dirty.add(ws.key)
+                dequeue(state, ws)
+            return
+        if cond is None or not cond.status:
+            return
+        ws.set_condition(
+            WAITING_FOR_REPLACEMENT_PODS,
+            False,
+            WorkloadReason.PODS_READY.value,
+            NO_REPLACEMENT_NEEDED_MSG,
+            state.now(),
+        )
+        state.dirty.add(ws.key)
+        enqueue(state, ws)
 
     # ------------------------------------------------------------ pods ready
     def set_pods_ready(self, ws: WorkloadState, ready: bool) -> None:

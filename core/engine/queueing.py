@@ -64,7 +64,13 @@ def dequeue(state: ClusterState, ws: WorkloadState) -> None:
 
 
 def is_queueable(ws: WorkloadState) -> bool:
-    return ws.active and not ws.is_finished and not ws.has_quota_reservation and not ws.is_on_hold
+    return (
+        ws.active
+        and not ws.is_finished
+        and not ws.has_quota_reservation
+        and not ws.is_on_hold
+        and not ws.is_waiting_for_replacement_pods
+    )
 
 
 def enqueue(state: ClusterState, ws: WorkloadState) -> None:

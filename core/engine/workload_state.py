@@ -31,6 +31,7 @@ REQUEUED = WorkloadConditionType.REQUEUED.value
 PODS_READY = WorkloadConditionType.PODS_READY.value
 FINISHED = WorkloadConditionType.FINISHED.value
 DEACTIVATION_TARGET = WorkloadConditionType.DEACTIVATION_TARGET.value
+WAITING_FOR_REPLACEMENT_PODS = WorkloadConditionType.WAITING_FOR_REPLACEMENT_PODS.value
 
 
 class Where(IntEnum):
@@ -210,6 +211,12 @@ class WorkloadState:
         """Its owner holds it (a StatefulSet scaled to zero): no quota, not queued."""
         cond = self.conditions.get(QUOTA_RESERVED)
         return cond is not None and not cond.status and cond.reason == WorkloadReason.ON_HOLD
+
+    @property
+    def is_waiting_for_replacement_pods(self) -> bool:
+        """Its pod group misses Pods: not queued until they are back (upstream's
+        IsAdmissible)."""
+        return self.is_true(WAITING_FOR_REPLACEMENT_PODS)
 
     @property
     def is_admitted(self) -> bool:

@@ -141,6 +141,11 @@ class EngineHost:
         if self.knows(key):
             self._publish_call(key, self.engine.set_pods_ready(key, ready), wake=False)
 
+    def set_waiting_for_replacement_pods(self, key: str, waiting: bool) -> None:
+        """A pod group misses Pods, or has them all again (`Engine`'s rule)."""
+        if self.knows(key):
+            self._publish_call(key, self.engine.set_waiting_for_replacement_pods(key, waiting))
+
     def set_reclaimable_pods(self, key: str, reclaimable: Mapping[str, int]) -> None:
         if self.knows(key):
             self._publish_call(key, self.engine.set_reclaimable_pods(key, reclaimable))

@@ -31,6 +31,9 @@ class EventReason(enum.StrEnum):
     UPDATED_WORKLOAD = "UpdatedWorkload"
     FAILED_TO_START = "FailedToStart"
     ERROR_CREATING_WORKLOAD = "ErrorCreatingWorkload"
+    # Pod groups (upstream's Pod integration).
+    ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"
+    EXCESS_POD_DELETED = "ExcessPodDeleted"
     # Objects the engine cannot use.
     INVALID_OBJECT = "InvalidObject"
     COHORT_HAS_CYCLE = "CohortHasCycle"

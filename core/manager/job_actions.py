@@ -58,6 +58,10 @@ class JobActions:
     def warn(self, job: Json, reason: EventReason, note: str) -> None:
         self._event(job, reason, note, warning=True)
 
+    def note(self, obj: Json, reason: EventReason, note: str) -> None:
+        """A Normal event on `obj` (a job, or a member of a composed job)."""
+        self._event(obj, reason, note)
+
     # -- jobs ----------------------------------------------------------------------------
     async def patch_job(
         self, job: Json, ops: Sequence[JsonPatchOp], subresource: str | None = None

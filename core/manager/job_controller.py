@@ -38,7 +38,10 @@ Finished, once the job is being deleted (after its Workloads are finished and re
 or when it finished without a Workload; a `StopsByDeletion` kind's job is deleted after
 its stop writes (a Pod); a `ComposedJobs` kind's objects that belong to a composed job (a
 pod group) are reconciled together under the key `<namespace>/<name>#composed`: the kind
-composes them into one job, and every write it plans is made member by member.
+composes them into one job and matches the members with its Workload (`match_composed`:
+excess members are deleted, replaced failed ones released, later ones made owners, and
+WaitingForReplacementPods follows the missing ones), and every write it plans is made
+member by member.
 Decisions about the Workload are taken from its newest known version in the API (so a job
 never starts on an admission that was not written), engine calls go through the host, and
 every write is guarded by the resourceVersion it was planned on: reconciles are
@@ -51,6 +54,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import structlog
 
 from core.adapters.kueue_manifests import label_selector
@@ -75,6 +79,7 @@ from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
 from integrations.framework import job_metadata
 from integrations.framework.job_capabilities import (
+    ComposedMatch,
     IncompleteJob,
     composed,
     job_finalizer_of,
@@ -427,12 +432,11 @@ class JobController:
                 await self.actions.release_workload(workload)
             await self._release_job(job)
             return
-        if is_composed:
-            await self._release_deleted_members(job)
         log = self.log.bind(job=key)
         prebuilt = job_metadata.prebuilt_workload_name(job)
         if prebuilt is not None:
             if is_composed:
+                await self._release_deleted_members(job)
                 workload_obj = self._prebuilt_group(job, prebuilt, log)
             else:
                 workload_obj = await self._prebuilt(job, prebuilt)
@@ -440,13 +444,14 @@ class JobController:
                 await self._drive(job, workload_obj, log)
             return
         kind = self.kind
-        if not is_composed and self._elastic(job) and await self._reconcile_slices(job, mine, log):
+        if is_composed:
+            await self._reconcile_group(key, job, mine, log)
+            return
+        if self._elastic(job) and await self._reconcile_slices(job, mine, log):
             return
         decoded = [decode(Workload, w) for w in mine]
         by_name = {w.metadata.name: obj for w, obj in zip(decoded, mine, strict=True)}
-        match = match_workloads(
-            kind, job, decoded, self._flavors(decoded), check_owner=not is_composed
-        )
+        match = match_workloads(kind, job, decoded, self._flavors(decoded))
         for unmatched in match.to_delete:
             await self.actions.delete_workload(job, by_name[unmatched.metadata.name])
         if match.stop_job:
@@ -466,6 +471,64 @@ class JobController:
                 await self._release_job(job)
             return
         await self._drive(job, by_name[match.match.metadata.name], log)
+
+    async def _reconcile_group(self, key: str, job: Json, mine: list[Json], log: Any) -> None:
+        """A composed job (a pod group) and its Workload, matched as upstream matches a
+        pod group (`ComposedJobs.match_composed`): excess members are deleted, replaced
+        ones released, later ones made owners, WaitingForReplacementPods kept up to date,
+        and the group driven on with the members that count."""
+        parts = composed(self.kind)
+        assert parts is not None
+        workload_obj = mine[0] if mine else None
+        workload = decode(Workload, workload_obj) if workload_obj is not None else None
+        found = parts.match_composed(job, workload)
+        await self._settle_members(job, found)
+        meta = job.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        narrowed = parts.compose(namespace, name, found.kept) if found.kept else job
+        if workload_obj is None or workload is None:
+            if found.problem is not None:
+                log.info("job.group_compose_error", problem=found.problem)
+                first = parts.members_of(job)[0]
+                self.actions.warn(first, EventReason.ERR_WORKLOAD_COMPOSE, found.problem)
+                return
+            if not found.equivalent:
+                raise IncompleteJob(f"too few runnable members in {key}")
+            if self.kind.finished(narrowed) is None:
+                await self._create(narrowed, log)
+            else:
+                await self._release_job(job)
+            return
+        if not found.equivalent:
+            log.info("job.group_out_of_sync", workload=object_key(workload_obj))
+            await self.actions.delete_workload(job, workload_obj)
+            if not self.kind.is_suspended(job) and self.kind.finished(job) is None:
+                await self._stop(job, self.kind.plan_stop(job, workload), "No matching Workload")
+            return
+        if found.new_owners:
+            owners = [*workload.metadata.owner_references, *found.new_owners]
+            meta_with_owners = msgspec.structs.replace(workload.metadata, owner_references=owners)
+            adopted = msgspec.structs.replace(workload, metadata=meta_with_owners)
+            log.info("job.group_owners_added", count=len(found.new_owners))
+            await self.actions.adopt_workload(workload_obj, adopted)
+            return  # the informer brings the new version
+        status = status_of(workload_obj)
+        finished = condition_true(status, Cond.FINISHED)
+        if not finished and _waiting_changes(status, found.absent > 0):
+            self.host.set_waiting_for_replacement_pods(object_key(workload_obj), found.absent > 0)
+        await self._drive(job if finished else narrowed, workload_obj, log)
+
+    async def _settle_members(self, job: Json, found: ComposedMatch) -> None:
+        """Excess members lose their finalizer and are deleted; released ones lose it."""
+        finalizer = job_finalizer_of(self.kind)
+        for member in (*found.excess, *found.released):
+            if finalizer is not None and finalizer in finalizers_of(member):
+                await self.actions.release_job(member, finalizer)
+        for member in found.excess:
+            if not is_deleting(member):
+                self.log.info("job.excess_member_deleted", member=object_key(member))
+                await self.actions.delete_job(member)
+                self.actions.note(member, EventReason.EXCESS_POD_DELETED, "Excess pod deleted")
 
     def _elastic(self, job: Json) -> bool:
         """Whether the job is resized through Workload slices. Slices of a MultiKueue job
@@ -613,6 +676,9 @@ class JobController:
             return
         if is_deleting(workload_obj):
             await self._stop(job, kind.plan_stop(job, workload), "Workload is deleted")
+            parts = composed(kind)
+            if parts is not None and parts.members_of(job):
+                await self._release_job(job)  # a group's Pods go with it, as upstream
             await self.actions.release_workload(workload_obj)
             return
         finish = kind.finished(job)
@@ -682,8 +748,9 @@ class JobController:
         return stopped
 
     async def _release_deleted_members(self, job: Json) -> None:
-        """A member of a composed job that is being deleted is not waited for: its
-        finalizer comes off at once (the composed job goes on without it)."""
+        """A member of a prebuilt group that is being deleted is not waited for: its
+        finalizer comes off at once (the group goes on without it). A group the kind
+        builds keeps its deleted members until they are replaced (`match_composed`)."""
         finalizer = job_finalizer_of(self.kind)
         parts = composed(self.kind)
         if finalizer is None or parts is None:
@@ -781,6 +848,22 @@ def priority_class_change(
     if ref.name == wanted or value is None:
         return None
     return wanted, value
+
+
+def _waiting_changes(status: Json, waiting: bool) -> bool:
+    """Whether WaitingForReplacementPods should change: its status flips, or, waiting
+    while evicted, it should take the eviction's reason (as upstream words it)."""
+    current = condition_of(status, Cond.WAITING_FOR_REPLACEMENT_PODS)
+    if current is None:
+        return waiting
+    if (current.get("status") == "True") != waiting:
+        return True
+    evicted = condition_of(status, Cond.EVICTED) or {}
+    return (
+        waiting
+        and evicted.get("status") == "True"
+        and (current.get("reason") != evicted.get("reason"))
+    )
 
 
 def _controller_uid(workload: Json) -> str:

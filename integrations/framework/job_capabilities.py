@@ -12,8 +12,10 @@ chart generator) asks `isinstance(kind, X)` and behaves as before when the answe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from core.api.meta import OwnerReference
 from core.api.workload import Workload
 from integrations.framework.job_metadata import Job
 
@@ -168,6 +170,30 @@ class IncompleteJob(Exception):
     no Workload is built for it until it is; the next member's arrival tries again."""
 
 
+@dataclass(frozen=True, slots=True)
+class ComposedMatch:
+    """How a composed job's members stand to its Workload (upstream's pod-group
+    FindMatchingWorkloads), or, without a Workload yet, to the one about to be built."""
+
+    equivalent: bool
+    """The Workload still stands for the members (False: delete it, build anew)."""
+    kept: tuple[dict[str, Any], ...] = ()
+    """The members the composed job goes on with (it is composed again from them)."""
+    excess: tuple[dict[str, Any], ...] = ()
+    """Members beyond what the Workload counts: their finalizer comes off, they are
+    deleted."""
+    released: tuple[dict[str, Any], ...] = ()
+    """Members that count no more (failed ones a replacement stands in for): their
+    finalizer comes off."""
+    absent: int = 0
+    """Pods the Workload counts that are not there (WaitingForReplacementPods)."""
+    new_owners: tuple[OwnerReference, ...] = ()
+    """Owner references the Workload lacks (members that joined later: replacements)."""
+    problem: str | None = None
+    """Why the members cannot make one Workload (they disagree on its queue, say): a
+    warning on the job, and no Workload until it is fixed."""
+
+
 @runtime_checkable
 class ComposedJobs(Protocol):
     """Some jobs of the kind span several objects (upstream's ComposableJob: a pod group).
@@ -199,6 +225,11 @@ class ComposedJobs(Protocol):
 
     def composed_name_of_workload(self, workload: Mapping[str, Any]) -> str | None:
         """The composed job a Workload stands for (None: not a composed job's)."""
+        ...
+
+    def match_composed(self, composed: Job, workload: Workload | None) -> ComposedMatch:
+        """How the members stand to their (not prebuilt) Workload, or, with None, which
+        of them a new Workload is built from (`equivalent`: there are enough for one)."""
         ...
 
     def prebuilt_workload_matches(self, composed: Job, workload: Workload) -> bool:

@@ -82,13 +82,11 @@ def workload_matches_job(
     job: Job,
     workload: Workload,
     flavors: Mapping[str, ResourceFlavor],
-    *,
-    check_owner: bool = True,
 ) -> bool:
-    """Whether `workload` (owned by the job) still describes `job`. `check_owner` False:
-    the job is composed of several objects (`ComposedJobs`), which all own the Workload."""
+    """Whether `workload` (owned by the job) still describes `job` (a composed job is
+    matched by its kind: `ComposedJobs.match_composed`)."""
     owner = next((ref for ref in workload.metadata.owner_references if ref.controller), None)
-    if check_owner and (owner is None or owner.name != job_metadata.metadata(job).get("name")):
+    if owner is None or owner.name != job_metadata.metadata(job).get("name"):
         return False
     wanted_time = job_metadata.maximum_execution_time_seconds(job)
     if workload.spec.maximum_execution_time_seconds != wanted_time:
@@ -127,16 +125,12 @@ def match_workloads(
     job: Job,
     owned: Sequence[Workload],
     flavors: Mapping[str, ResourceFlavor],
-    *,
-    check_owner: bool = True,
 ) -> WorkloadMatch:
     """Sort the Workloads controlled by `job` (in the caller's stable order)."""
     match: Workload | None = None
     others: list[Workload] = []
     for workload in owned:
-        if match is None and workload_matches_job(
-            kind, job, workload, flavors, check_owner=check_owner
-        ):
+        if match is None and workload_matches_job(kind, job, workload, flavors):
             match = workload
         else:
             others.append(workload)

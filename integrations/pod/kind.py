@@ -32,6 +32,7 @@ from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
 from integrations.pod import admission, pod_group, status, webhook
 from integrations.pod import pod_fields as fields
+from integrations.pod.group_matching import ComposedMatch, match_group
 from integrations.pod.pod_sets import pod_pod_sets
 
 FRAMEWORK_NAME: Final = "pod"
@@ -71,6 +72,9 @@ class PodKind:
 
     def composed_name_of_workload(self, workload: Mapping[str, Any]) -> str | None:
         return pod_group.group_of_workload(workload)
+
+    def match_composed(self, composed: Job, workload: Workload | None) -> ComposedMatch:
+        return match_group(composed, workload)
 
     def prebuilt_workload_matches(self, composed: Job, workload: Workload) -> bool:
         return pod_group.matches_prebuilt_workload(composed, workload)

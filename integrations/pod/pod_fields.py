@@ -24,6 +24,9 @@ POD_FINALIZER: Final = MANAGED_LABEL
 """The finalizer the webhook puts on a queued Pod (upstream spells it as the label)."""
 SUSPENDED_BY_PARENT_ANNOTATION: Final = POD_SUSPENDING_PARENT_ANNOTATION
 GROUP_NAME_LABEL: Final = POD_GROUP_NAME_LABEL
+GROUP_NAME_ANNOTATION: Final = POD_GROUP_NAME_LABEL
+"""The group name as an annotation of the same key: upstream reads it before the label
+since v0.18 (gate WorkloadIdentifierAnnotations, on by default)."""
 GROUP_TOTAL_COUNT_ANNOTATION: Final = POD_GROUP_TOTAL_COUNT_ANNOTATION
 RETRIABLE_IN_GROUP_ANNOTATION: Final = "kueue.x-k8s.io/retriable-in-group"
 TERMINATION_TARGET_CONDITION: Final = "TerminationTarget"
@@ -56,7 +59,9 @@ def is_managed(pod: Job) -> bool:
 
 
 def group_name(pod: Job) -> str:
-    return str(labels_of(pod).get(GROUP_NAME_LABEL) or "")
+    """The pod group's name: the annotation, else the label (upstream's GetPodGroupName)."""
+    named = annotations_of(pod).get(GROUP_NAME_ANNOTATION) or labels_of(pod).get(GROUP_NAME_LABEL)
+    return str(named or "")
 
 
 def suspended_by_parent(pod: Job) -> bool:
@@ -68,3 +73,20 @@ def condition_true(pod: Job, kind: str) -> bool:
         if isinstance(condition, Mapping) and condition.get("type") == kind:
             return condition.get("status") == "True"
     return False
+
+
+def is_deleting(pod: Job) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def is_runnable_or_succeeded(pod: Job) -> bool:
+    """Can still run, runs or succeeded (upstream's isPodRunnableOrSucceeded): not Failed,
+    and not deleted before it was placed on a node (a deleted Pod on a node still counts
+    until its kubelet stops it)."""
+    if is_deleting(pod) and not spec(pod).get("nodeName"):
+        return False
+    return phase(pod) != FAILED
+
+
+def has_finalizer(pod: Job) -> bool:
+    return POD_FINALIZER in ((pod.get("metadata") or {}).get("finalizers") or ())

@@ -2,17 +2,19 @@
 
 Upstream's rules, with the group as a composed job (`integrations.framework.job_capabilities
 .ComposedJobs`): `compose` holds the group's Pods under `members` (oldest first) and takes
-the first one's labels and annotations (queue name, priority class, total count).
+the first one's labels and annotations (queue name, priority class, total count). A group
+is never deleted as a whole: its Pods going away leave the Workload waiting for
+replacements, as upstream.
 - **Pod sets**: one per role (`role_hash`), named by the hash, sorted by name, counted from
-  the group's Pods: the runnable or succeeded ones first (oldest first, at most the total
-  count), then failed ones not replaced yet, so a failed Pod keeps its place until its
-  replacement arrives. Fewer than `pod-group-total-count` Pods: the group is not complete
+  the group's active Pods (runnable or succeeded, at most the total count; the others
+  are excess). Fewer active than `pod-group-total-count`: the group is not complete
   (`IncompleteJob`) and no Workload is built yet. With
   `kueue.x-k8s.io/pod-group-fast-admission: "true"` one Pod is enough: one pod set of the
-  total count, from the first runnable Pod's role.
+  total count, from the first active Pod's role. Which Pods count once the Workload
+  exists (failed ones, replacements, excess) is `group_matching`'s.
 - **Start**: every gated member is ungated on its role's pod set, all in one reconcile, so
   the group is admitted all at once or not at all; a replacement Pod created later for a
-  failed one is ungated as soon as it comes (the Workload stays admitted).
+  failed one is ungated as soon as it comes while the Workload stays admitted.
 - **Stop**: every started, not terminating member gets `TerminationTarget` and is deleted.
 - **Finished** once the total count has succeeded, or, in a group with a
   `retriable-in-group: "false"` Pod, once no member is still running ("Pods succeeded:
@@ -21,7 +23,7 @@ the first one's labels and annotations (queue name, priority class, total count)
 - **Active** while a member runs and is not terminating; **ready** when the total count of
   Pods exist and all are Ready; succeeded Pods of a non-serving group are reclaimable.
 - The Workload is named after the group, annotated `kueue.x-k8s.io/is-group-workload`, and
-  owned by every member that exists when it is created.
+  owned by every member (the first one its controller; later ones are added).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from integrations.framework.labels import (
 from integrations.framework.pod_set_info import InvalidPodSetInfo, infos_from_admission
 from integrations.pod import admission
 from integrations.pod import pod_fields as fields
+from integrations.pod.member_order import sort_active
 from integrations.pod.role_hash import role_hash
 
 MEMBERS: Final = "members"
@@ -79,8 +82,6 @@ def compose(namespace: str, name: str, pods: Sequence[Job]) -> dict[str, Any]:
         "labels": dict(first.get("labels") or {}),
         "annotations": dict(first.get("annotations") or {}),
     }
-    if all(_terminating(p) for p in ordered):
-        meta["deletionTimestamp"] = max(str(metadata(p)["deletionTimestamp"]) for p in ordered)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, MEMBERS: ordered}
 
 
@@ -94,19 +95,13 @@ def total_count(group: Job) -> int:
     return count if count is not None and count > 0 else 1
 
 
-def _runnable(pod: Job) -> bool:
-    """Runnable or succeeded (upstream's isPodRunnableOrSucceeded), and not going away."""
-    return fields.phase(pod) != fields.FAILED and not _terminating(pod)
+def is_fast_admission(group: Job) -> bool:
+    return annotations_of(group).get(FAST_ADMISSION_ANNOTATION) == "true"
 
 
-def counted_members(group: Job) -> list[dict[str, Any]]:
-    """The Pods the group's pod sets are counted from (see module docstring)."""
-    total = total_count(group)
-    pods = members(group)
-    counted = [p for p in pods if _runnable(p)][:total]
-    failed = [p for p in pods if fields.phase(p) == fields.FAILED and not _terminating(p)]
-    counted += failed[: total - len(counted)]
-    return counted
+def _active(group: Job) -> list[dict[str, Any]]:
+    """The runnable or succeeded members, the ones to keep first (group_matching)."""
+    return sort_active([p for p in members(group) if fields.is_runnable_or_succeeded(p)])
 
 
 def _pod_set(pod: Job, name: str, count: int) -> PodSet:
@@ -115,18 +110,19 @@ def _pod_set(pod: Job, name: str, count: int) -> PodSet:
 
 
 def group_pod_sets(group: Job) -> list[PodSet]:
-    """One pod set per role; raises `IncompleteJob` while the group is not complete."""
+    """One pod set per role of the active members (at most the total count); raises
+    `IncompleteJob` while fewer than the total count are active (fast admission: none)."""
     total = total_count(group)
-    if annotations_of(group).get(FAST_ADMISSION_ANNOTATION) == "true":
-        runnable = [p for p in members(group) if _runnable(p)]
-        if not runnable:
+    active = _active(group)
+    if is_fast_admission(group):
+        if not active:
             raise IncompleteJob("no runnable Pod in the group")
-        return [_pod_set(runnable[0], role_hash(runnable[0]), total)]
-    counted = counted_members(group)
-    if len(counted) < total:
-        raise IncompleteJob(f"{len(counted)} of {total} Pods of the group exist")
+        oldest = min(active, key=_order)
+        return [_pod_set(oldest, role_hash(oldest), total)]
+    if len(active) < total:
+        raise IncompleteJob(f"{len(active)} of {total} Pods of the group are runnable")
     roles: dict[str, tuple[Job, int]] = {}
-    for pod in counted:
+    for pod in sorted(active[:total], key=_order):
         role = role_hash(pod)
         first, count = roles.get(role, (pod, 0))
         roles[role] = (first, count + 1)
@@ -140,17 +136,16 @@ def is_suspended(group: Job) -> bool:
 def start_group(
     group: Job, workload: Workload, flavors: Mapping[str, ResourceFlavor]
 ) -> dict[str, Any]:
-    """Every gated member ungated on its role's pod set (fast admission: the one)."""
+    """Every gated member ungated on its role's pod set (a Pod of a role the admission
+    lacks: `InvalidPodSetInfo`, as upstream)."""
     infos = {info.name: info for info in infos_from_admission(workload, flavors)}
-    fast = annotations_of(group).get(FAST_ADMISSION_ANNOTATION) == "true"
     started: dict[str, Any] = copy.deepcopy(dict(group))
     out = []
     for pod in members(started):
         if not fields.has_gate(pod):
             out.append(pod)
             continue
-        info = next(iter(infos.values()), None) if fast and len(infos) == 1 else None
-        info = info or infos.get(role_hash(pod))
+        info = infos.get(role_hash(pod))
         if info is None:
             raise InvalidPodSetInfo(f"no pod set of the admission is role {role_hash(pod)}")
         out.append(admission.ungated(pod, info))
@@ -210,17 +205,7 @@ def reclaimable_pods(group: Job) -> list[ReclaimablePod]:
 
 def group_workload(workload: Workload, group: Job) -> Workload:
     """Named after the group, marked a group Workload, owned by every member."""
-    owners = [
-        OwnerReference(
-            api_version="v1",
-            kind=fields.POD_KIND,
-            name=str(metadata(p).get("name", "")),
-            uid=str(metadata(p).get("uid", "")),
-            controller=index == 0,
-            block_owner_deletion=True,
-        )
-        for index, p in enumerate(members(group))
-    ]
+    owners = [owner_reference(p, controller=i == 0) for i, p in enumerate(members(group))]
     meta = msgspec.structs.replace(
         workload.metadata,
         name=str(metadata(group).get("name", "")),
@@ -240,15 +225,41 @@ def group_of_workload(workload: Mapping[str, Any]) -> str | None:
 
 def matches_prebuilt_workload(group: Job, workload: Workload) -> bool:
     """Upstream's pod-group comparison with a Workload built elsewhere: named after the
-    group, and each role of the counted Pods is a pod set of it with at least as many
-    Pods (a finished Workload only needs the roles)."""
+    group, and each role of its active Pods not being deleted (at most the total count;
+    a prebuilt group's deleted Pods go at once, their successors may already be there)
+    is a pod set of it with at least as many Pods (a finished Workload only needs the
+    roles)."""
     if workload.metadata.name != str(metadata(group).get("name", "")):
         return False
-    finished = has_condition(workload, WorkloadConditionType.FINISHED)
+    staying = [p for p in _active(group) if not _terminating(p)]
+    return roles_fit(workload, staying[: total_count(group)])
+
+
+def owner_reference(pod: Job, *, controller: bool = False) -> OwnerReference:
+    return OwnerReference(
+        api_version="v1",
+        kind=fields.POD_KIND,
+        name=str(metadata(pod).get("name", "")),
+        uid=str(metadata(pod).get("uid", "")),
+        controller=controller,
+        block_owner_deletion=True,
+    )
+
+
+def _role_counts(pods: Sequence[Job]) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for pod in counted_members(group):
-        counts[role_hash(pod)] = counts.get(role_hash(pod), 0) + 1
+    for pod in pods:
+        if fields.is_runnable_or_succeeded(pod):
+            counts[role_hash(pod)] = counts.get(role_hash(pod), 0) + 1
+    return counts
+
+
+def roles_fit(workload: Workload, pods: Sequence[Job]) -> bool:
+    """Every role of the active `pods` is a pod set of `workload`, at least as large (a
+    finished Workload only needs the roles): upstream's equivalentToWorkload."""
+    finished = has_condition(workload, WorkloadConditionType.FINISHED)
     sizes = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
     return all(
-        role in sizes and (finished or sizes[role] >= count) for role, count in counts.items()
+        role in sizes and (finished or sizes[role] >= count)
+        for role, count in _role_counts(pods).items()
     )

@@ -30,6 +30,7 @@ from integrations.framework.labels import DEFAULT_LOCAL_QUEUE_NAME, QUEUE_NAME_L
 from integrations.framework.webhook_context import WebhookContext
 from integrations.pod import pod_fields as fields
 from integrations.pod.admission import is_suspended
+from integrations.pod.group_validation import validate_group_labels
 from integrations.pod.role_hash import ROLE_HASH_ANNOTATION, generate_role_hash
 
 _GROUP_DETAIL = (
@@ -88,6 +89,7 @@ def _validate_common(pod: Job) -> list[FieldError]:
         if total is not None:
             errors.append(required(LABELS_PATH.key(fields.GROUP_NAME_LABEL), _GROUP_DETAIL))
         return errors
+    errors += validate_group_labels(pod)
     if total is None:
         errors.append(required(total_path, _GROUP_DETAIL))
         return errors

@@ -13,6 +13,14 @@ plays the kubelet and writes `status.phase: Succeeded` when a Pod should finish.
   replacement waits gated and runs once the quota is back;
 - a pod group of 4 gets its Workload only once complete and is admitted all at once; a
   second group that does not fit is admitted not at all until the first finishes;
+- a failed group member makes the Workload WaitingForReplacementPods (quota kept); its
+  replacement runs under the same admission, the failed Pod is released, a Pod beyond
+  the total count is deleted;
+- a group with `retriable-in-group: "false"` finishes once no member runs, and takes no
+  replacement after;
+- a fast-admission group is admitted from its first Pod, the others join that admission;
+- a preempted group has every Pod stopped (marked, deleted, kept until replaced); the
+  same Workload waits for replacement Pods, then is queued again and runs them;
 - a StatefulSet of 3 is one group whose Workload (upstream's name) holds 3 GPUs while it
   runs; scaled to zero the Workload is kept on hold and the GPUs freed, scaled back the
   same Workload holds them again; deleting the StatefulSet deletes it;
@@ -51,6 +59,8 @@ GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 GATE = "kueue.x-k8s.io/admission"
 MANAGED = "kueue.x-k8s.io/managed"
 SELECT_LABEL = "fleetq.dev/e2e-pods"
+WAITING = "WaitingForReplacementPods"
+RETRIABLE = "kueue.x-k8s.io/retriable-in-group"
 MUTATING = "fleetq-mutating-webhook-configuration"
 VALIDATING = "fleetq-validating-webhook-configuration"
 LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
@@ -483,6 +493,279 @@ def test_a_pod_group_of_4_is_admitted_all_at_once_or_not_at_all(
             "all four Pods of group-b admitted together once the quota is free",
             60,
         )
+        until(lambda: _all_running(core, namespace, names_b), "group-b running", 60)
+        for name in names_b:  # a group's Pods keep their finalizer until it finishes
+            _finish(core, namespace, name)
+        until(
+            lambda: _condition(_group_workload(custom, namespace, "group-b"), "Finished"),
+            "group-b Finished",
+            30,
+        )
+
+
+def _all_running(core: Any, namespace: str, names: list[str]) -> bool | None:
+    """Every named Pod Running: kwok has played its start (a status written before that
+    would be overwritten by kwok's pod-create stage)."""
+    pods = [_pod(core, namespace, n) for n in names]
+    return all(p is not None and p.status.phase == "Running" for p in pods) or None
+
+
+def _fail(core: Any, namespace: str, name: str) -> None:
+    """Play the kubelet: the Pod's containers exited non-zero."""
+    core.patch_namespaced_pod_status(name, namespace, {"status": {"phase": "Failed"}})
+
+
+def _any_condition(obj: Json | None, kind: str) -> Json | None:
+    """The condition of `kind` whatever its status."""
+    for condition in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if condition["type"] == kind:
+            return dict(condition)
+    return None
+
+
+def test_a_failed_group_member_is_replaced_and_its_replacement_runs_under_the_same_admission(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(4)
+    names = [f"r-{i}" for i in range(4)]
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+        for name in names:
+            core.create_namespaced_pod(namespace, _group_pod(name, "group-r"))
+        until(lambda: _all_running(core, namespace, names), "the group admitted and running", 60)
+        admitted = _condition(_group_workload(custom, namespace, "group-r"), "Admitted") or {}
+        uid = (_group_workload(custom, namespace, "group-r") or {})["metadata"]["uid"]
+
+        _fail(core, namespace, "r-1")
+        waiting = until(
+            lambda: _condition(_group_workload(custom, namespace, "group-r"), WAITING),
+            "WaitingForReplacementPods once a member failed",
+            30,
+        )
+        assert waiting["reason"] == "PodsFailed"
+        until(
+            lambda: _gpus_in_use(custom, namespace) == 4 or None,
+            "the admitted group keeping its quota",
+            30,
+        )
+        assert _condition(_group_workload(custom, namespace, "group-r"), "Admitted")
+        assert MANAGED in (_pod(core, namespace, "r-1").metadata.finalizers or []), (
+            "the failed Pod keeps its finalizer until a replacement comes"
+        )
+
+        core.create_namespaced_pod(namespace, _group_pod("r-1-again", "group-r"))
+        replacement = until(
+            lambda: _scheduled(core, namespace, "r-1-again"),
+            "the replacement ungated and scheduled",
+            60,
+        )
+        assert replacement.spec.node_selector == {POOL_LABEL: "gpu"}
+        until(lambda: _all_running(core, namespace, ["r-1-again"]), "the replacement running", 60)
+        workload = until(
+            lambda: (
+                (w := _group_workload(custom, namespace, "group-r"))
+                and (_any_condition(w, WAITING) or {}).get("status") == "False"
+                and w
+            ),
+            "WaitingForReplacementPods False again",
+            30,
+        )
+        assert workload["metadata"]["uid"] == uid, "the same Workload"
+        again = _condition(workload, "Admitted") or {}
+        assert again.get("lastTransitionTime") == admitted["lastTransitionTime"], (
+            "admitted all along: the replacement joined the same admission"
+        )
+        owners = {o["name"] for o in workload["metadata"]["ownerReferences"]}
+        assert "r-1-again" in owners
+        until(
+            lambda: not (_pod(core, namespace, "r-1").metadata.finalizers or []) or None,
+            "the replaced Pod's finalizer released",
+            30,
+        )
+
+        core.create_namespaced_pod(namespace, _group_pod("r-extra", "group-r"))
+        until(
+            lambda: _pod(core, namespace, "r-extra") is None or None,
+            "a Pod beyond the total count deleted",
+            30,
+        )
+        for name in ("r-0", "r-1-again", "r-2", "r-3"):
+            _finish(core, namespace, name)
+        done = until(
+            lambda: _condition(_group_workload(custom, namespace, "group-r"), "Finished"),
+            "the group Finished",
+            30,
+        )
+        assert done["message"] == "Pods succeeded: 4/4."
+
+
+def test_an_unretriable_group_finishes_once_its_pods_end_and_takes_no_replacement(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(2)
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+        for name in ("u-0", "u-1"):
+            body = _group_pod(name, "group-u")
+            body["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "2"
+            if name == "u-0":
+                body["metadata"]["annotations"][RETRIABLE] = "false"
+            core.create_namespaced_pod(namespace, body)
+        until(lambda: _all_running(core, namespace, ["u-0", "u-1"]), "the group running", 60)
+        _fail(core, namespace, "u-0")
+        time.sleep(2)
+        assert _condition(_group_workload(custom, namespace, "group-u"), "Finished") is None, (
+            "not finished while a member still runs"
+        )
+        _finish(core, namespace, "u-1")
+        done = until(
+            lambda: _condition(_group_workload(custom, namespace, "group-u"), "Finished"),
+            "the unretriable group Finished once no member runs",
+            30,
+        )
+        assert done["reason"] == "Succeeded" and done["message"] == "Pods succeeded: 1/2."
+        until(lambda: _gpus_in_use(custom, namespace) == 0 or None, "its quota released", 30)
+        until(
+            lambda: not (_pod(core, namespace, "u-0").metadata.finalizers or []) or None,
+            "the failed Pod released",
+            30,
+        )
+        late = _group_pod("u-0-again", "group-u")
+        late["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "2"
+        core.create_namespaced_pod(namespace, late)
+        time.sleep(3)
+        pod = _pod(core, namespace, "u-0-again")
+        assert _gated(pod) and not pod.spec.node_name, "a finished group takes no replacement"
+
+
+def test_a_fast_admission_group_is_admitted_from_its_first_pod_and_the_rest_join_it(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(3)
+    names = [f"f-{i}" for i in range(3)]
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+
+        def submit(name: str) -> None:
+            body = _group_pod(name, "group-f")
+            body["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "3"
+            body["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-fast-admission"] = "true"
+            core.create_namespaced_pod(namespace, body)
+
+        submit(names[0])
+        until(lambda: _scheduled(core, namespace, names[0]), "the first Pod admitted alone", 60)
+        workload = _group_workload(custom, namespace, "group-f") or {}
+        assert [p["count"] for p in workload["spec"]["podSets"]] == [3], "sized for the group"
+        until(lambda: _gpus_in_use(custom, namespace) == 3 or None, "3 GPUs held for it", 30)
+        for name in names[1:]:
+            submit(name)
+        until(
+            lambda: all(_scheduled(core, namespace, n) for n in names) or None,
+            "the later Pods ungated into the same admission",
+            60,
+        )
+        again = _group_workload(custom, namespace, "group-f") or {}
+        assert again["metadata"]["uid"] == workload["metadata"]["uid"]
+        until(lambda: _all_running(core, namespace, names), "the group running", 60)
+        for name in names:
+            _finish(core, namespace, name)
+        until(
+            lambda: _condition(_group_workload(custom, namespace, "group-f"), "Finished"),
+            "the fast-admission group Finished",
+            30,
+        )
+
+
+def test_a_preempted_group_is_stopped_entirely_and_requeued_with_replacement_pods(
+    pods_hub: PodsHub, pod_queue: QueueFactory
+) -> None:
+    namespace = pod_queue(4, preemption=True)
+    suffix = namespace.rpartition("-")[2]
+    low, high = f"batch-{suffix}", f"urgent-{suffix}"
+    names = [f"p-{i}" for i in range(4)]
+    replacements = [f"p-{i}-again" for i in range(4)]
+    with pods_hub.worker.api_client() as api_client:
+        core, custom = client.CoreV1Api(api_client), client.CustomObjectsApi(api_client)
+        for name, value in ((low, 10), (high, 1000)):
+            body = WorkloadPriorityClass(name, value).obj()
+            custom.create_cluster_custom_object(GROUP, VERSION, "workloadpriorityclasses", body)
+
+        def submit(pod_names: list[str]) -> None:
+            for name in pod_names:
+                body = _group_pod(name, "group-p")
+                body["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = low
+                core.create_namespaced_pod(namespace, body)
+
+        try:
+            submit(names)
+            until(
+                lambda: _all_running(core, namespace, names), "the low-priority group running", 60
+            )
+            uid = (_group_workload(custom, namespace, "group-p") or {})["metadata"]["uid"]
+            urgent = Pod("urgent").queue("team").label("kueue.x-k8s.io/priority-class", high)
+            core.create_namespaced_pod(
+                namespace, urgent.requests({"cpu": "1", "memory": "1Gi"}).limit(GPU, "1").obj()
+            )
+
+            def all_deleting() -> list[Any] | None:
+                pods = [_pod(core, namespace, n) for n in names]
+                deleting = all(p is not None and p.metadata.deletion_timestamp for p in pods)
+                return pods if deleting else None
+
+            stopped = until(all_deleting, "every Pod of the preempted group stopped (deleted)", 60)
+            for pod in stopped:
+                reasons = [c.type for c in pod.status.conditions or ()]
+                assert "TerminationTarget" in reasons, "marked with why it goes"
+                assert MANAGED in (pod.metadata.finalizers or []), "kept until replaced"
+                _fail(core, namespace, pod.metadata.name)  # play the kubelet stopping it
+            until(
+                lambda: _scheduled(core, namespace, "urgent"),
+                "the urgent Pod admitted in the freed quota",
+                60,
+            )
+            waiting = until(
+                lambda: _condition(_group_workload(custom, namespace, "group-p"), WAITING),
+                "the preempted Workload waiting for replacement Pods",
+                30,
+            )
+            assert waiting["reason"] == "Preempted"
+            workload = _group_workload(custom, namespace, "group-p") or {}
+            assert _condition(workload, "QuotaReserved") is None, "its quota released"
+            assert workload["metadata"]["uid"] == uid, "the same Workload, kept"
+
+            submit(replacements)
+            until(
+                lambda: all(_pod(core, namespace, n) is None for n in names) or None,
+                "the replaced Pods released and gone",
+                60,
+            )
+            time.sleep(2)
+            assert all(_gated(_pod(core, namespace, n)) for n in replacements), (
+                "3 GPUs free, 4 wanted: the replacements wait whole"
+            )
+            until(lambda: _all_running(core, namespace, ["urgent"]), "the urgent Pod running", 60)
+            _finish(core, namespace, "urgent")
+            until(
+                lambda: all(_scheduled(core, namespace, n) for n in replacements) or None,
+                "the group requeued and admitted again with its replacements",
+                60,
+            )
+            until(lambda: _all_running(core, namespace, replacements), "replacements running", 60)
+            again = _group_workload(custom, namespace, "group-p") or {}
+            assert again["metadata"]["uid"] == uid, "the same Workload requeued"
+            for name in replacements:
+                _finish(core, namespace, name)
+            until(
+                lambda: _condition(_group_workload(custom, namespace, "group-p"), "Finished"),
+                "the requeued group Finished",
+                30,
+            )
+        finally:
+            for name in (low, high):
+                with contextlib.suppress(client.ApiException):
+                    custom.delete_cluster_custom_object(
+                        GROUP, VERSION, "workloadpriorityclasses", name
+                    )
 
 
 def _statefulset_workload_name(sts: Any) -> str:

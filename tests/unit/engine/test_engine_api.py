@@ -213,3 +213,36 @@ def test_quota_and_cohort_figures_for_metrics() -> None:
     assert figures.reservations == {("default", "cpu"): 1500}
     assert figures.admitted_workloads == 1
     assert e.cohort_figures("nobody") is None
+
+
+def test_a_group_waiting_for_replacement_pods_keeps_its_quota_and_is_not_queued() -> None:
+    e = engine()
+    e.add_workload(wl("group", 3000))
+    e.schedule()
+    waiting = e.set_waiting_for_replacement_pods("ns/group", True)["ns/group"]
+    cond = waiting.condition("WaitingForReplacementPods")
+    assert cond is not None and cond.status and cond.reason == "PodsFailed"
+    assert cond.message == "Some Failed pods need replacement"
+    assert waiting.admission is not None, "an admitted group keeps its quota"
+    assert e.set_waiting_for_replacement_pods("ns/group", True) == {}, "nothing changes twice"
+
+    e.evict("ns/group", "Preempted", "Preempted to accommodate a workload")
+    released = e.set_waiting_for_replacement_pods("ns/group", True)["ns/group"]
+    cond = released.condition("WaitingForReplacementPods")
+    assert cond is not None and cond.reason == "Preempted", "it says why, while evicted"
+    assert released.admission is None
+    assert e.queued_workloads("cq") == [], "not queued while Pods are missing"
+    assert e.schedule().admitted == []
+
+    back = e.set_waiting_for_replacement_pods("ns/group", False)["ns/group"]
+    cond = back.condition("WaitingForReplacementPods")
+    assert cond is not None and not cond.status and cond.reason == "PodsReady"
+    assert e.queued_workloads("cq") == ["ns/group"]
+    assert [a.key for a in e.schedule().admitted] == ["ns/group"]
+    assert e.set_waiting_for_replacement_pods("ns/group", False) == {}
+
+
+def test_a_workload_never_waiting_gets_no_condition() -> None:
+    e = engine()
+    e.add_workload(wl("solo", 1000))
+    assert e.set_waiting_for_replacement_pods("ns/solo", False) == {}

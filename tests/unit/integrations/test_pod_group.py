@@ -16,7 +16,6 @@ from integrations.framework.job_capabilities import IncompleteJob, composed
 from integrations.framework.priority import PriorityClasses
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_builder import build_workload
-from integrations.framework.workload_matching import match_workloads
 from integrations.pod import pod_group
 from integrations.pod.kind import POD
 from tests.builders import Pod
@@ -132,25 +131,64 @@ def _running(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return pods
 
 
-def test_a_failed_pod_keeps_its_place_until_replaced_and_the_replacement_starts_at_once() -> None:
-    job = group(*(member(n) for n in "abcd"))
+def _started(pods: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Workload]:
+    job = group(*pods)
     workload = admitted(POD.composed_workload(build_workload(POD, job, PriorityClasses()), job))
-    running = _running(POD.members_of(POD.start(job, workload, {"gpu": FLAVOR})))
+    return _running(POD.members_of(POD.start(job, workload, {"gpu": FLAVOR}))), workload
+
+
+def test_a_failed_pod_is_absent_until_replaced_and_the_replacement_joins_the_admission() -> None:
+    running, workload = _started([member(n) for n in "abcd"])
     running[1]["status"]["phase"] = "Failed"
-    failed_group = group(*running)
-    assert POD.finished(failed_group) is None, "a retriable group goes on"
-    match = match_workloads(POD, failed_group, [workload], {"gpu": FLAVOR}, check_owner=False)
-    assert match.match is workload, "the failed Pod still counts"
+    failed = POD.match_composed(group(*running), workload)
+    assert failed.equivalent and failed.absent == 1, "the Workload waits for a replacement"
+    assert [p["metadata"]["name"] for p in failed.kept] == ["a", "c", "d", "b"]
+    assert failed.released == () and failed.excess == (), "b keeps its finalizer meanwhile"
+    assert POD.finished(group(*running)) is None, "a retriable group goes on"
+
     replacement = member("b2", created="2026-01-01T00:01:00Z")
-    with_replacement = group(*running, replacement)
-    assert [p.count for p in POD.pod_sets(with_replacement)] == [4]
-    assert (
-        match_workloads(POD, with_replacement, [workload], {"gpu": FLAVOR}, check_owner=False).match
-        is workload
-    )
-    started = POD.start(with_replacement, workload, {"gpu": FLAVOR})
+    joined = POD.match_composed(group(*running, replacement), workload)
+    assert joined.equivalent and joined.absent == 0
+    assert [p["metadata"]["name"] for p in joined.released] == ["b"], "b's finalizer comes off"
+    assert [o.name for o in joined.new_owners] == ["b2"], "the replacement owns the Workload too"
+    assert not any(o.controller for o in joined.new_owners)
+    kept = pod_group.compose("team-a", "train", joined.kept)
+    started = POD.start(kept, workload, {"gpu": FLAVOR})
     new = next(p for p in POD.members_of(started) if p["metadata"]["name"] == "b2")
-    assert "schedulingGates" not in new["spec"]
+    assert "schedulingGates" not in new["spec"], "ungated into the same admission"
+
+
+def test_pods_beyond_a_pod_sets_count_are_excess_newest_gated_first() -> None:
+    running, workload = _started([member(n) for n in "abcd"])
+    extra = member("e", created="2026-01-01T00:02:00Z")
+    found = POD.match_composed(group(*running, extra), workload)
+    assert [p["metadata"]["name"] for p in found.excess] == ["e"]
+    assert len(found.kept) == 4 and found.absent == 0
+
+
+def test_a_workload_is_built_from_runnable_pods_and_failed_ones_are_released_first() -> None:
+    pods = [member(n) for n in "abcd"]
+    pods[0]["status"] = {"phase": "Failed"}
+    found = POD.match_composed(group(*pods), None)
+    assert not found.equivalent, "3 runnable of 4: no Workload yet"
+    assert [p["metadata"]["name"] for p in found.released] == ["a"]
+    with pytest.raises(IncompleteJob):
+        POD.pod_sets(group(*pods))
+    five = [*pods[1:], member("e"), member("f", created="2026-01-01T00:03:00Z")]
+    found = POD.match_composed(group(*five), None)
+    assert found.equivalent and [p["metadata"]["name"] for p in found.excess] == ["f"]
+
+
+def test_fast_admission_counts_a_role_absent_only_without_any_pod() -> None:
+    first = member("a")
+    first["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-fast-admission"] = "true"
+    job = group(first)
+    workload = admitted(POD.composed_workload(build_workload(POD, job, PriorityClasses()), job))
+    assert [p.count for p in workload.spec.pod_sets] == [4]
+    found = POD.match_composed(job, workload)
+    assert found.equivalent and found.absent == 0
+    first["status"] = {"phase": "Failed"}
+    assert POD.match_composed(group(first), workload).absent == 1
 
 
 def test_finished_when_the_total_succeeded_or_an_unretriable_group_stops() -> None:
@@ -171,7 +209,7 @@ def test_finished_when_the_total_succeeded_or_an_unretriable_group_stops() -> No
     assert POD.finished(group(*serving)) is None
 
 
-def test_stop_marks_every_started_member_and_an_all_deleted_group_is_deleting() -> None:
+def test_stop_marks_every_started_member_and_a_group_is_never_deleted_whole() -> None:
     job = group(*(member(n) for n in "abcd"))
     assert POD.plan_stop(job, None) == [], "gated members need no stop"
     workload = admitted(POD.composed_workload(build_workload(POD, job, PriorityClasses()), job))
@@ -183,5 +221,43 @@ def test_stop_marks_every_started_member_and_an_all_deleted_group_is_deleting() 
     deleting = POD.members_of(running)
     for pod in deleting:
         pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
-    assert group(*deleting)["metadata"]["deletionTimestamp"] == "2026-01-01T00:05:00Z"
+    assert "deletionTimestamp" not in group(*deleting)["metadata"], "its Workload outlives it"
     assert not POD.is_active(group(*deleting))
+
+
+def test_members_naming_different_queues_or_counts_make_no_workload() -> None:
+    pods = [member(n) for n in "abcd"]
+    pods[2]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
+    found = POD.match_composed(group(*pods), None)
+    assert not found.equivalent
+    assert (
+        found.problem == "Pods 'a' and 'c' of the group have different queue names: team != other"
+    )
+    pods = [member(n) for n in "abcd"]
+    pods[3]["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "5"
+    assert "different total counts: 4 != 5" in str(POD.match_composed(group(*pods), None).problem)
+    pods[3]["status"] = {"phase": "Failed"}
+    pods.append(member("e"))
+    assert POD.match_composed(group(*pods), None).problem is None, "failed Pods are not asked"
+
+
+def test_a_deleted_member_counts_until_its_kubelet_stops_it_and_waits_for_a_replacement() -> None:
+    running, workload = _started([member(n) for n in "abcd"])
+    for pod in running:
+        pod["spec"]["nodeName"] = "node-1"
+    running[0]["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    still = POD.match_composed(group(*running), workload)
+    assert still.absent == 0, "placed on a node and not stopped yet: it still counts"
+    running[0]["status"]["phase"] = "Failed"
+    stopped = POD.match_composed(group(*running), workload)
+    assert stopped.absent == 1 and stopped.released == (), "kept, finalizer held, till replaced"
+    replaced = POD.match_composed(group(*running, member("a2")), workload)
+    assert [p["metadata"]["name"] for p in replaced.released] == ["a"]
+
+
+def test_a_gated_member_deleted_before_admission_is_absent_at_once() -> None:
+    pods = [member(n) for n in "abcd"]
+    job = group(*pods)
+    workload = POD.composed_workload(build_workload(POD, job, PriorityClasses()), job)
+    pods[3]["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    assert POD.match_composed(group(*pods), workload).absent == 1
