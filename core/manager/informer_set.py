@@ -30,6 +30,10 @@ from core.manager.job_controller import (
     workload_owner_index,
 )
 from core.manager.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+from core.manager.tas_node_failure import (
+    WORKLOAD_BY_ASSIGNED_NODE,
+    workload_assigned_node_index,
+)
 from core.manager.topology_ungater import POD_BY_WORKLOAD, pod_workload_index
 from core.manager.workload_priority_sync import (
     WORKLOAD_BY_PRIORITY_CLASS,
@@ -110,6 +114,7 @@ class ManagerInformers:
                 kinds.WORKLOADS,
                 **{owner_index_name(kind): workload_owner_index(kind) for kind in kinds_enabled},
                 **{WORKLOAD_BY_PRIORITY_CLASS: workload_priority_class_index},
+                **{WORKLOAD_BY_ASSIGNED_NODE: workload_assigned_node_index},
             ),
             jobs=jobs,
             referenced=referenced,
