@@ -170,3 +170,24 @@ def test_a_level_the_workers_topology_lacks_never_fits_and_hostname_means_one_no
     assert _verdict(busy, _job(1, TopologyRequest(required=HOST))).verdict is FitVerdict.FITS
     two_on_one_node = _verdict(busy, _job(2, TopologyRequest(required=HOST)))
     assert two_on_one_node.reason is FitReason.TOPOLOGY_DOMAIN_TOO_SMALL
+
+
+def test_the_hub_reads_a_workloads_topology_request_for_the_verdict() -> None:
+    from hub.multikueue.dispatch.capacity_dispatcher import pod_sets_of
+
+    (pod_set,) = pod_sets_of(
+        {
+            "spec": {
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 3,
+                        "template": {},
+                        "topologyRequest": {"required": RACK},
+                    }
+                ]
+            }
+        }
+    )
+    assert pod_set.topology_request is not None
+    assert pod_set.topology_request.required == RACK
