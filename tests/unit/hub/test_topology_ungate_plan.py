@@ -161,3 +161,30 @@ def test_the_pod_webhook_gate_copies_the_group_index_label_named_by_the_annotati
     add_topology_gate(pod)
     assert pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-pod-index"] == "3"
     assert pod["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}, GATE]
+
+
+async def test_the_ungater_plans_a_workload_again_only_once_its_last_ungates_are_seen() -> None:
+    from typing import cast
+
+    from core.kube.client import KubeClient
+    from core.kube.object_store import ObjectStore
+    from core.manager.topology_ungater import POD_BY_WORKLOAD, TopologyUngater, pod_workload_index
+
+    workloads: ObjectStore[dict[str, Any]] = ObjectStore()
+    pods: ObjectStore[dict[str, Any]] = ObjectStore({POD_BY_WORKLOAD: pod_workload_index})
+    workloads.upsert(_workload(("r1", "h1", 1), ("r1", "h2", 1)))
+    for name in ("p0", "p1"):
+        pod = _pod(name)
+        pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] = RACK
+        pods.upsert(pod)
+    ungater = TopologyUngater(cast(KubeClient, None), workloads=workloads, pods=pods)
+    planned = ungater.plan("ns/wl")
+    assert planned is not None and len(planned) == 2
+    ungater.expected["ns/wl"] = {"uid-p0", "uid-p1"}  # as reconcile records before patching
+    assert ungater.plan("ns/wl") is None  # the cache still shows them gated
+    seen = _pod("p0", gated=False, host="h1")
+    seen["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] = RACK
+    ungater._pod_changed(seen, deleted=False)
+    assert ungater.plan("ns/wl") is None
+    ungater._pod_changed(pods.get("ns/p1") or {}, deleted=True)
+    assert ungater.plan("ns/wl") is not None
