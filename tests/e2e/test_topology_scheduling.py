@@ -223,8 +223,9 @@ def test_a_node_deleted_under_a_running_tas_job_moves_its_pods_within_the_rack(
 def mk_tas_queues(
     multikueue_fleet: MultiKueueFleet, mk_namespace: str
 ) -> Iterator[tuple[MultiKueueFleet, str]]:
-    """`tas-queue` in the namespace: on the manager a ClusterQueue behind the fleet's
-    MultiKueue check; on each worker a Topology, a TAS flavor and a 64-GPU queue."""
+    """`tas-queue` in the namespace: on the manager a Topology, a TAS flavor and a
+    ClusterQueue behind the fleet's MultiKueue check; on each worker a Topology, a TAS
+    flavor on the tas pool and a 64-GPU queue."""
     mk = multikueue_fleet
     name = f"tas-{mk_namespace}"
     quotas = {"cpu": "256", "memory": "2Ti", GPU: "64"}
@@ -237,7 +238,12 @@ def mk_tas_queues(
     manager_cq["spec"]["admissionChecks"] = [mk.admission_check]
     with mk.fleet.manager.api_client() as api_client:
         custom = client.CustomObjectsApi(api_client)
-        create_kueue_object(custom, "resourceflavors", ResourceFlavor(f"{name}-hub").obj())
+        # A TAS flavor on the manager too, as upstream asks: the hub reserves quota and
+        # leaves the placement to the worker (delayedTopologyRequest: Pending).
+        create_kueue_object(custom, "topologies", _topology(name))
+        hub_flavor = ResourceFlavor(f"{name}-hub").obj()
+        hub_flavor.setdefault("spec", {})["topologyName"] = name
+        create_kueue_object(custom, "resourceflavors", hub_flavor)
         create_kueue_object(custom, "clusterqueues", manager_cq)
         create_kueue_object(
             custom, "localqueues", LocalQueue("tas-queue").cluster_queue(name).obj(), mk_namespace
@@ -262,7 +268,8 @@ def mk_tas_queues(
             )
     yield mk, name
     _delete_cluster_objects(
-        mk.fleet.manager, [("clusterqueues", name), ("resourceflavors", f"{name}-hub")]
+        mk.fleet.manager,
+        [("clusterqueues", name), ("resourceflavors", f"{name}-hub"), ("topologies", name)],
     )
     for worker in mk.workers:
         _delete_cluster_objects(
