@@ -241,9 +241,7 @@ def mk_tas_queues(
         # A TAS flavor on the manager too, as upstream asks: the hub reserves quota and
         # leaves the placement to the worker (delayedTopologyRequest: Pending).
         create_kueue_object(custom, "topologies", _topology(name))
-        hub_flavor = ResourceFlavor(f"{name}-hub").obj()
-        hub_flavor.setdefault("spec", {})["topologyName"] = name
-        create_kueue_object(custom, "resourceflavors", hub_flavor)
+        create_kueue_object(custom, "resourceflavors", _tas_flavor(f"{name}-hub", name))
         create_kueue_object(custom, "clusterqueues", manager_cq)
         create_kueue_object(
             custom, "localqueues", LocalQueue("tas-queue").cluster_queue(name).obj(), mk_namespace
