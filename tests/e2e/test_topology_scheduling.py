@@ -235,7 +235,9 @@ def mk_tas_queues(
         .resource_group(FlavorQuotas(f"{name}-hub", quotas))
         .obj()
     )
-    manager_cq["spec"]["admissionChecks"] = [mk.admission_check]
+    manager_cq["spec"]["admissionChecksStrategy"] = {
+        "admissionChecks": [{"name": mk.admission_check}]
+    }
     with mk.fleet.manager.api_client() as api_client:
         custom = client.CustomObjectsApi(api_client)
         # A TAS flavor on the manager too, as upstream asks: the hub reserves quota and
