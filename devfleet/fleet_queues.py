@@ -19,10 +19,21 @@ GPU = "nvidia.com/gpu"
 QUEUE_RESOURCES = ("cpu", "memory", GPU)
 """What the ClusterQueues cover: what the sample jobs request."""
 BINARY_RESOURCES = frozenset({"memory"})
+LIFECYCLE_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
+
+
+def _reserved_by_taint(node: Any) -> bool:
+    """Tainted by its owner (the fleet's `tas` pools): only pods tolerating it may run
+    there, so no plain queue covers it; the node lifecycle's own taints do not count."""
+    return any(
+        not taint.key.startswith(LIFECYCLE_TAINT_PREFIXES) for taint in node.spec.taints or ()
+    )
 
 
 def node_pools(member: ClusterAccess) -> dict[str, dict[str, Fraction]]:
-    """Pool label value → allocatable of its nodes, summed, for the queue resources."""
+    """Pool label value → allocatable of its nodes, summed, for the queue resources.
+
+    Nodes reserved by a taint (see `_reserved_by_taint`) are left out."""
     from kubernetes import client
 
     from core.api.quantity import parse_quantity
@@ -31,6 +42,8 @@ def node_pools(member: ClusterAccess) -> dict[str, dict[str, Fraction]]:
     with member.api_client() as api_client:
         nodes = client.CoreV1Api(api_client).list_node(label_selector=POOL_LABEL).items
     for node in nodes:
+        if _reserved_by_taint(node):
+            continue
         pool = pools.setdefault(node.metadata.labels[POOL_LABEL], {})
         for resource in QUEUE_RESOURCES:
             text = (node.status.allocatable or {}).get(resource)

@@ -3,6 +3,12 @@
 A fleet description is a small YAML file (see `default-fleet.yaml`): a manager and a list
 of workers, each with node groups (count, capacity, labels, taints). Node labels are what
 ResourceFlavors match, so they are chosen to look like a real GPU fleet's.
+
+A node group may also spread its nodes over topology domains, for topology-aware
+scheduling: `topology` lists levels widest first, each a node label and how many
+consecutive nodes share a value (`nodesPer`); node `i` gets `<prefix><i // nodesPer>`
+(prefix: the level's `prefix`, default the label's last name part and a dash), e.g.
+`{label: example.com/rack, nodesPer: 2}` puts nodes 0-1 in `rack-0`, 2-3 in `rack-1`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,23 @@ class NodeGroup:
     capacity: dict[str, str]
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[dict[str, str], ...] = ()
+    topology: tuple[TopologyLevelSpec, ...] = ()
+
+    def labels_of(self, index: int) -> dict[str, str]:
+        """Node `index`'s labels: the group's, plus its topology domain's values."""
+        return {
+            **self.labels,
+            **{level.label: f"{level.prefix}{index // level.nodes_per}" for level in self.topology},
+        }
+
+
+@dataclass(frozen=True)
+class TopologyLevelSpec:
+    """One topology level of a node group: `nodes_per` consecutive nodes share a value."""
+
+    label: str
+    nodes_per: int
+    prefix: str
 
 
 @dataclass(frozen=True)
@@ -79,7 +102,25 @@ def _node_group(raw: Any, where: str) -> NodeGroup:
     taints = tuple(
         {str(k): str(v) for k, v in dict(taint).items()} for taint in raw.get("taints") or ()
     )
-    return NodeGroup(name, count, capacity, labels, taints)
+    topology = tuple(
+        _topology_level(level, f"{where}.topology[{index}]")
+        for index, level in enumerate(raw.get("topology") or ())
+    )
+    return NodeGroup(name, count, capacity, labels, taints, topology)
+
+
+def _topology_level(raw: Any, where: str) -> TopologyLevelSpec:
+    if not isinstance(raw, dict) or not raw.get("label"):
+        raise FleetSpecError(f"{where}: a topology level needs a label")
+    label = str(raw["label"])
+    try:
+        nodes_per = int(raw.get("nodesPer", 1))
+    except (TypeError, ValueError) as exc:
+        raise FleetSpecError(f"{where}.nodesPer must be a number ({exc})") from exc
+    if nodes_per < 1:
+        raise FleetSpecError(f"{where}.nodesPer must be >= 1")
+    prefix = str(raw.get("prefix", label.rpartition("/")[2] + "-"))
+    return TopologyLevelSpec(label, nodes_per, prefix)
 
 
 def _cluster(raw: Any, name: str, where: str) -> ClusterSpec:
@@ -127,7 +168,7 @@ def node_manifests(cluster: ClusterSpec) -> list[dict[str, Any]]:
                 "kubernetes.io/hostname": name,
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
-                **group.labels,
+                **group.labels_of(index),
             }
             spec: dict[str, Any] = {}
             if group.taints:

@@ -112,6 +112,7 @@ class Agent:
             options.publisher or PublisherSettings(cluster_name=options.cluster_name),
             resource_flavors=manager.informers.resource_flavors,
             cluster_queues=manager.informers.cluster_queues,
+            topologies=manager.informers.topologies,
             queue_figures=EngineQueueFigures(manager.host.engine).figures,
             wait_for=list(manager.informers.engine_feeds),
             is_leading=lambda: manager.leading,

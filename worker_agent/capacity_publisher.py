@@ -91,6 +91,7 @@ class CapacityPublisher:
         resource_flavors: Cache,
         cluster_queues: Cache,
         queue_figures: QueueFiguresOf,
+        topologies: Cache | None = None,
         wait_for: Sequence[Informer[Any]] = (),
         is_leading: Callable[[], bool] = lambda: True,
         clock: Callable[[], datetime] = utc_now,
@@ -104,6 +105,7 @@ class CapacityPublisher:
         self.resource_flavors = resource_flavors
         self.cluster_queues = cluster_queues
         self.queue_figures = queue_figures
+        self.topologies = topologies
         self.wait_for = [self.nodes, self.pods, resource_flavors, cluster_queues, *wait_for]
         self.is_leading = is_leading
         self.clock = clock
@@ -117,6 +119,8 @@ class CapacityPublisher:
         self.pods.add_handlers(self._handlers(pod_change_matters))
         resource_flavors.add_handlers(self._handlers())
         cluster_queues.add_handlers(self._handlers())
+        if topologies is not None:
+            topologies.add_handlers(self._handlers())
 
     # -- change signals ------------------------------------------------------------------
     def mark_changed(self) -> None:
@@ -218,11 +222,24 @@ class CapacityPublisher:
                 flavors=self._resource_flavors(),
                 cluster_queues=self.queue_figures(self.cluster_queues.store),
                 now=now,
+                topologies=self._topology_levels(),
             )
         previous = self.writer.current.status.conditions if self.writer.current else ()
         condition = reporting_condition(ReportingReason.AGENT_RUNNING, now, previous)
         status = msgspec.structs.replace(report.status, conditions=[condition])
         return msgspec.structs.replace(report, status=status)
+
+    def _topology_levels(self) -> dict[str, list[str]]:
+        """Topology name -> its level labels, widest first."""
+        if self.topologies is None:
+            return {}
+        return {
+            name_of(t): [
+                str(level.get("nodeLabel", ""))
+                for level in (t.get("spec") or {}).get("levels") or ()
+            ]
+            for t in self.topologies.store
+        }
 
     def _resource_flavors(self) -> list[ResourceFlavor]:
         out = []

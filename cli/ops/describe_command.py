@@ -21,6 +21,7 @@ from cli.ops.workload_listing import read_queue_state
 from cli.ops.workload_phase import cluster_queue_of, is_queued
 from cli.ops.workload_related import recent_events, related_job
 from cli.ops.workload_story import WorkloadStory, tell_story
+from cli.ops.workload_topology import topology_lines
 from core.api.local_queue import LocalQueue
 from core.api.workload import Workload
 
@@ -156,6 +157,10 @@ def story_facts(story: WorkloadStory) -> list[tuple[str, str]]:
     if story.pending_reason:
         facts.append(("Pending because:", story.pending_reason))
     facts.append(("Worker:", story.worker or "-"))
+    for index, line in enumerate(topology_lines(story.topology)):
+        facts.append(("Topology:" if index == 0 else "", line))
+    if story.unhealthy_nodes:
+        facts.append(("Failed nodes:", ", ".join(story.unhealthy_nodes) + " (pods being moved)"))
     if story.job is not None:
         facts.append(("Job:", job_text(story)))
     return facts

@@ -20,6 +20,7 @@ from cli.ops.workload_phase import (
     dispatched_to,
     workload_phase,
 )
+from cli.ops.workload_topology import PodSetTopologyView, topology_views, unhealthy_node_names
 from core.api.meta import ConditionStatus
 from core.api.workload import Workload
 from core.api.workload_conditions import WorkloadConditionType as Cond
@@ -70,6 +71,9 @@ class WorkloadStory(msgspec.Struct, kw_only=True, rename="camel"):
     steps: list[StoryStep]
     job: JobView | None = None
     events: list[EventView] = []
+    topology: list[PodSetTopologyView] = []
+    """Where topology-aware scheduling placed each pod set (domains and pod counts)."""
+    unhealthy_nodes: list[str] = []
 
 
 def tell_story(
@@ -92,6 +96,8 @@ def tell_story(
         else None,
         pending_reason=pending_reason(workload),
         steps=story_steps(workload, local_queues),
+        topology=topology_views(workload),
+        unhealthy_nodes=unhealthy_node_names(workload),
     )
 
 

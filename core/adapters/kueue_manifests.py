@@ -140,7 +140,8 @@ def label_selector(data: Json | None) -> LabelSelector | None:
     )
 
 
-def _tolerations(items: Any) -> tuple[Toleration, ...]:
+def tolerations_from(items: Any) -> tuple[Toleration, ...]:
+    """Tolerations in JSON form (a pod spec's or a flavor's) in the engine's terms."""
     return tuple(
         Toleration(
             key=t.get("key", "") or "",
@@ -207,7 +208,7 @@ def resource_flavor_from_manifest(obj: Json) -> ResourceFlavor:
         name=_name(obj),
         node_labels=dict(spec.get("nodeLabels") or {}),
         node_taints=taints,
-        tolerations=_tolerations(spec.get("tolerations")),
+        tolerations=tolerations_from(spec.get("tolerations")),
         topology_name=spec.get("topologyName"),
     )
 

@@ -29,6 +29,9 @@ from core.api.meta import Condition, ObjectMeta
 MAX_REPORTED_FLAVORS = 64
 MAX_REPORTED_CLUSTER_QUEUES = 256
 MAX_FREE_BLOCKS = 16
+MAX_TOPOLOGY_LEVELS = 8
+MAX_DOMAINS_PER_LEVEL = 16
+MAX_DOMAIN_FREE_BLOCKS = 8
 
 
 class WorkerCapacityConditionType(enum.StrEnum):
@@ -36,6 +39,60 @@ class WorkerCapacityConditionType(enum.StrEnum):
 
     REPORTING = "Reporting"
     """The agent is running and its report is current."""
+
+
+class TopologyDomainCapacity(ApiStruct):
+    """Free room of one topology domain (a block, a rack) of a TAS flavor."""
+
+    values: Annotated[
+        list[str],
+        doc(
+            "The domain's label values, one per level from the top down to its own.",
+            required=True,
+            max_items=MAX_TOPOLOGY_LEVELS,
+            list_type="atomic",
+        ),
+    ] = []
+    node_count: Annotated[Int32, doc("Ready, schedulable nodes of the flavor in the domain.")] = 0
+    free: Annotated[ResourceList, doc("Free resources of those nodes, summed.")] = {}
+    largest_free_blocks: Annotated[
+        list[ResourceList],
+        doc(
+            "Free resources of the domain's nodes with the most room, largest first.",
+            max_items=MAX_DOMAIN_FREE_BLOCKS,
+            list_type="atomic",
+        ),
+    ] = []
+
+
+class TopologyLevelCapacity(ApiStruct):
+    """The domains of one topology level with the most free room."""
+
+    node_label: Annotated[str, doc("The level's node label.", required=True, max_length=317)]
+    domain_count: Annotated[Int32, doc("Domains of this level the flavor has.")] = 0
+    domains: Annotated[
+        list[TopologyDomainCapacity],
+        doc(
+            "The domains with the most free room, largest first.",
+            max_items=MAX_DOMAINS_PER_LEVEL,
+            list_type="atomic",
+        ),
+    ] = []
+
+
+class FlavorTopologyCapacity(ApiStruct):
+    """Per-domain free capacity of a TAS flavor, level by level (the hostname level is the
+    flavor's free blocks)."""
+
+    topology_name: Annotated[str, doc("The flavor's Topology.", required=True, max_length=253)]
+    levels: Annotated[
+        list[TopologyLevelCapacity],
+        doc(
+            "Every level above the hostname, widest first.",
+            max_items=MAX_TOPOLOGY_LEVELS,
+            list_type="atomic",
+        ),
+    ] = []
 
 
 class FlavorCapacity(ApiStruct):
@@ -57,6 +114,10 @@ class FlavorCapacity(ApiStruct):
             list_type="atomic",
         ),
     ] = []
+    topology: Annotated[
+        FlavorTopologyCapacity | None,
+        doc("For a TAS flavor: free capacity per topology domain."),
+    ] = None
 
 
 class FlavorResources(ApiStruct):

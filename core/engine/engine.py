@@ -43,7 +43,7 @@ from core.engine.cluster_state import (
 )
 from core.engine.config import EngineConfig
 from core.engine.fair_sharing import dominant_resource_share
-from core.engine.lifecycle import Lifecycle
+from core.engine.lifecycle import Lifecycle, tas_usage_from_admission
 from core.engine.model import (
     AdmissionCheck,
     ClusterQueue,
@@ -77,6 +77,8 @@ from core.engine.resource_defaults import (
 )
 from core.engine.scheduling_cycle import SchedulingCycle
 from core.engine.timers import Timers
+from core.engine.topology_assigner import tas_implied
+from core.engine.topology_replacement import replace_node
 from core.engine.workload_state import (
     QUOTA_RESERVED,
     Where,
@@ -571,6 +573,38 @@ class Engine:
         ws = self._ws(key)
         if not ws.is_evicted and ws.has_quota_reservation:
             self._life.evict(ws, str(reason), message)
+        return self._drain()
+
+    def replace_failed_node(self, key: str, node: str) -> StatusChanges:
+        """Move an admitted TAS workload's pods off a failed node (`topology_replacement`);
+        when no replacement fits, evict it with reason NodeFailures, as upstream."""
+        ws = self._ws(key)
+        state = self._state
+        if not ws.is_admitted or ws.is_evicted or ws.admission is None:
+            return self._drain()
+        cq = state.cqs.get(ws.admission.cluster_queue)
+        outcome = replace_node(
+            state,
+            ws.admission,
+            {ps.name: ps for ps in ws.spec.pod_sets},
+            {ps.name: dict(ps.per_pod) for ps in ws.pod_sets},
+            {ps.name: cq is not None and tas_implied(ps, cq) for ps in ws.spec.pod_sets},
+            node,
+        )
+        if outcome is None:
+            return self._drain()
+        if outcome.admission is None:
+            self._life.evict(
+                ws,
+                WorkloadReason.NODE_FAILURES,
+                f"Workload was evicted as there was no replacement for unhealthy node(s): {node}",
+            )
+            return self._drain()
+        state.topology.remove_usage(ws.tas_usage)
+        ws.admission = outcome.admission
+        ws.tas_usage = tas_usage_from_admission(ws, state)
+        state.topology.add_usage(ws.tas_usage)
+        state.dirty.add(ws.key)
         return self._drain()
 
     def complete_eviction(self, key: str) -> StatusChanges:

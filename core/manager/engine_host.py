@@ -124,6 +124,16 @@ class EngineHost:
                 self._interim[key] = released
             self._publish_call(key, changes)
 
+    def evict(self, key: str, reason: WorkloadReason, message: str) -> None:
+        """Evict an admitted workload (a controller's decision, e.g. failed TAS nodes)."""
+        if self.knows(key):
+            self._publish_call(key, self.engine.evict(key, reason, message))
+
+    def replace_failed_node(self, key: str, node: str) -> None:
+        """Move a TAS workload's pods off a failed node, or evict it (`Engine`)."""
+        if self.knows(key):
+            self._publish_call(key, self.engine.replace_failed_node(key, node))
+
     def hold(self, key: str, message: str) -> None:
         """Release the quota of a workload its owner holds (`Engine.hold`)."""
         if self.knows(key):

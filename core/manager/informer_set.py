@@ -30,6 +30,11 @@ from core.manager.job_controller import (
     workload_owner_index,
 )
 from core.manager.queue_status import LOCAL_QUEUE_BY_CLUSTER_QUEUE, local_queue_cluster_queue_index
+from core.manager.tas_node_failure import (
+    WORKLOAD_BY_ASSIGNED_NODE,
+    workload_assigned_node_index,
+)
+from core.manager.topology_ungater import POD_BY_WORKLOAD, pod_workload_index
 from core.manager.workload_priority_sync import (
     WORKLOAD_BY_PRIORITY_CLASS,
     workload_priority_class_index,
@@ -67,6 +72,9 @@ class ManagerInformers:
     nodes: Cache
     occupying_pods: Cache
     """Topologies, Nodes and the bound, unfinished pods: what TAS places pods against."""
+    admitted_pods: Cache
+    """Pods of admitted pod sets (they carry the podset label), indexed by Workload: the
+    topology ungater steers the TAS ones into their domains."""
 
     @classmethod
     def create(cls, client: KubeClient, kinds_enabled: FrameworkRegistry) -> ManagerInformers:
@@ -106,6 +114,7 @@ class ManagerInformers:
                 kinds.WORKLOADS,
                 **{owner_index_name(kind): workload_owner_index(kind) for kind in kinds_enabled},
                 **{WORKLOAD_BY_PRIORITY_CLASS: workload_priority_class_index},
+                **{WORKLOAD_BY_ASSIGNED_NODE: workload_assigned_node_index},
             ),
             jobs=jobs,
             referenced=referenced,
@@ -116,6 +125,13 @@ class ManagerInformers:
             nodes=cache(kinds.NODES),
             occupying_pods=Informer(
                 client, kinds.PODS, into=dict, field_selector=kinds.OCCUPYING_PODS
+            ),
+            admitted_pods=Informer(
+                client,
+                kinds.PODS,
+                into=dict,
+                label_selector=kinds.ADMITTED_PODS,
+                indexers={POD_BY_WORKLOAD: pod_workload_index},
             ),
         )
 
@@ -138,6 +154,7 @@ class ManagerInformers:
                 self.topologies,
                 self.nodes,
                 self.occupying_pods,
+                self.admitted_pods,
             )
         )
 

@@ -11,9 +11,10 @@ manager: `KueueManager` builds every part from a Configuration and a client of i
    serve, and the replica campaigns for the Lease (with leaderElection.leaderElect;
    otherwise it simply leads);
 4. the leader catches up with the apiserver, then runs the scheduler loop, the Workload
-   status writer, the queue-status writer, the finalizer, Workload-priority and Job
-   controllers and the event recorder under one TaskGroup (plus a subclass's leader work: the hub's
-   MultiKueue). Only the leader decides and writes.
+   status writer, the queue-status writer, the finalizer, Workload-priority, topology
+   ungater, TAS node-failure and Job controllers and the event recorder under one
+   TaskGroup (plus a subclass's leader work: the hub's MultiKueue). Only the leader
+   decides and writes.
 Losing the Lease ends `run()` with `LeadershipLost` (the process exits and restarts
 clean, as upstream's manager does); cancelling `run()` (SIGTERM) stops everything and a
 leader releases its Lease so a standby takes over at once.
@@ -61,6 +62,8 @@ from core.manager.request_auth import RequestAuth
 from core.manager.resource_finalizers import ResourceInUseFinalizers
 from core.manager.scheduler_loop import SchedulerLoop
 from core.manager.serving_tls import ServingCertificate, server_context
+from core.manager.tas_node_failure import NodeFailureController
+from core.manager.topology_ungater import TopologyUngater
 from core.manager.webhook_service import ManagerWebhooks, UrlRegistration
 from core.manager.workload_feed import WorkloadFeed
 from core.manager.workload_priority_sync import WorkloadPrioritySync
@@ -233,6 +236,17 @@ class KueueManager:
             priority_classes=informers.workload_priority_classes.store,
             workloads=informers.workloads.store,
         )
+        self.topology_ungater = TopologyUngater(
+            client, workloads=informers.workloads.store, pods=informers.admitted_pods.store
+        )
+        self.node_failures = NodeFailureController(
+            client,
+            self.host,
+            nodes=informers.nodes.store,
+            workloads=informers.workloads.store,
+            pods=informers.admitted_pods.store,
+            resource_flavors=informers.resource_flavors.store,
+        )
         self.scheduler = SchedulerLoop(self.host, self.metrics)
         self.webhooks = (
             ManagerWebhooks(
@@ -299,6 +313,12 @@ class KueueManager:
         for controller in self.job_controllers:
             self.informers.workloads.add_handlers(controller.workload_handlers())
         self.informers.workloads.add_handlers(self.finalizers.workload_handlers())
+        self.informers.workloads.add_handlers(self.topology_ungater.workload_handlers())
+        self.informers.admitted_pods.add_handlers(self.topology_ungater.pod_handlers())
+        # After the engine's own handler, so a replacement sees the stored assignment.
+        self.informers.workloads.add_handlers(self.node_failures.workload_handlers())
+        self.informers.nodes.add_handlers(self.node_failures.node_handlers())
+        self.informers.admitted_pods.add_handlers(self.node_failures.pod_handlers())
         for controller in self.job_controllers:
             self.informers.jobs[controller.kind.framework].add_handlers(controller.job_handlers())
             for resource in referenced_resources(controller.kind):
@@ -430,6 +450,8 @@ class KueueManager:
                 group.create_task(self.queue_status.run(), name="queue-status")
                 group.create_task(self.finalizers.run(), name="finalizers")
                 group.create_task(self.priority_sync.run(), name="workload-priority")
+                group.create_task(self.topology_ungater.run(), name="topology-ungater")
+                group.create_task(self.node_failures.run(), name="tas-node-failures")
                 for controller in self.job_controllers:
                     group.create_task(
                         controller.run(self.options.job_workers),

@@ -21,6 +21,8 @@ WORKLOADS: Final = kind_info("Workload")
 TOPOLOGIES: Final = kind_info("Topology")
 # Pods bound to a node and not finished: the only ones that take node capacity.
 OCCUPYING_PODS: Final = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+# Pods of admitted pod sets: Kueue labels each with its pod set when the job starts.
+ADMITTED_PODS: Final = "kueue.x-k8s.io/podset"
 POD_PRIORITY_CLASSES: Final = Resource(
     "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, kind="PriorityClass"
 )
@@ -32,6 +34,7 @@ RUNTIME_CLASSES: Final = Resource(
 
 __all__ = [
     "ADMISSION_CHECKS",
+    "ADMITTED_PODS",
     "CLUSTER_QUEUES",
     "COHORTS",
     "LIMIT_RANGES",

@@ -9,7 +9,8 @@ chart may be older than the Configuration):
 3. without a queue name it gets `default` when a LocalQueue of that name exists;
 4. a Pod with a queue name (or any, with manageJobsWithoutQueueName) gets the label
    `kueue.x-k8s.io/managed=true`, the finalizer `kueue.x-k8s.io/managed` and the
-   scheduling gate `kueue.x-k8s.io/admission`; every gated Pod gets its role hash
+   scheduling gates `kueue.x-k8s.io/admission` and `kueue.x-k8s.io/topology`
+   (`topology_gate`); every gated Pod gets its role hash
    (`kueue.x-k8s.io/role-hash`), which names its pod set in a group.
 Validation: the shared job rules; a queued Pod may not name a LocalQueue that leads to
 MultiKueue (fleetq does not dispatch plain Pods); the managed label may only be `true`; a
@@ -32,6 +33,7 @@ from integrations.pod import pod_fields as fields
 from integrations.pod.admission import is_suspended
 from integrations.pod.group_validation import validate_group_labels
 from integrations.pod.role_hash import ROLE_HASH_ANNOTATION, generate_role_hash
+from integrations.pod.topology_gate import add_topology_gate
 
 _GROUP_DETAIL = (
     f"both the '{fields.GROUP_TOTAL_COUNT_ANNOTATION}' annotation and the "
@@ -46,6 +48,7 @@ def _gate(pod: dict[str, Any]) -> None:
     if not any(g.get("name") == fields.ADMISSION_GATE for g in gates):
         gates.append({"name": fields.ADMISSION_GATE})
     spec["schedulingGates"] = gates
+    add_topology_gate(pod)
     meta = pod.setdefault("metadata", {})
     annotations = dict(meta.get("annotations") or {})
     annotations.setdefault(ROLE_HASH_ANNOTATION, generate_role_hash(spec))  # a parent's wins

@@ -62,7 +62,8 @@ def test_a_pod_asking_for_more_gpus_than_any_node_has_stays_pending(
 
 
 def test_every_worker_node_is_ready_with_its_gpus(full_fleet: RunningFleet) -> None:
-    expected = {"worker-1": (4, 32), "worker-2": (6, 16)}
+    # gpu and cpu pools, plus the tainted tas pools (4 and 3 GPU nodes in racks).
+    expected = {"worker-1": (8, 64), "worker-2": (9, 40)}
     for name, (node_count, gpu_count) in expected.items():
         with full_fleet.cluster(name).api_client() as api_client:
             nodes = client.CoreV1Api(api_client).list_node().items

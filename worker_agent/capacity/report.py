@@ -13,12 +13,14 @@ Per flavor (see `node_pool` for which nodes count):
 - free: per node allocatable minus requested, never negative, summed (an overcommitted
   node does not eat into its neighbours' room);
 - largestFreeBlocks: the free room of the MAX_FREE_BLOCKS nodes with the most of it
-  (`free_blocks`), each listing every allocatable resource of its node, zeros included.
+  (`free_blocks`), each listing every allocatable resource of its node, zeros included;
+- topology (TAS flavors whose Topology exists): free room per domain of each level above
+  the hostname (`topology_domains`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 import msgspec
@@ -44,6 +46,7 @@ from worker_agent.capacity.queue_figures import (
     cluster_queue_capacity,
     resource_list,
 )
+from worker_agent.capacity.topology_domains import topology_capacity
 
 
 def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
@@ -52,9 +55,13 @@ def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
 
 
 def flavor_capacity(
-    flavor: ResourceFlavor, nodes: Iterable[NodeView], requested: Mapping[str, Mapping[str, int]]
+    flavor: ResourceFlavor,
+    nodes: Iterable[NodeView],
+    requested: Mapping[str, Mapping[str, int]],
+    topologies: Mapping[str, Sequence[str]] | None = None,
 ) -> FlavorCapacity:
-    """The report entry of one flavor, given the usable nodes and each node's requests."""
+    """The report entry of one flavor, given the usable nodes and each node's requests;
+    `topologies` (Topology name -> level labels) give a TAS flavor its domains."""
     model = engine_flavor(flavor)
     members = [node for node in nodes if serves_flavor(node, model)]
     allocatable: dict[str, int] = {}
@@ -69,6 +76,8 @@ def flavor_capacity(
         _add(used, on_node)
         _add(free, room)
         free_by_node.append((node.name, room))
+    topology_name = flavor.spec.topology_name
+    levels = (topologies or {}).get(topology_name or "")
     return FlavorCapacity(
         name=flavor.metadata.name,
         node_count=len(members),
@@ -76,6 +85,11 @@ def flavor_capacity(
         requested=resource_list(used),
         free=resource_list(free),
         largest_free_blocks=[resource_list(dict(b)) for b in largest_free_blocks(free_by_node)],
+        topology=(
+            topology_capacity(topology_name, levels, members, dict(free_by_node))
+            if topology_name and levels
+            else None
+        ),
     )
 
 
@@ -88,6 +102,7 @@ def build_report(
     cluster_queues: Iterable[ClusterQueueFigures],
     now: datetime,
     name: str | None = None,
+    topologies: Mapping[str, Sequence[str]] | None = None,
 ) -> WorkerCapacity:
     """The worker's report at `now` (a timezone-aware time); named `name` or the cluster.
 
@@ -103,7 +118,7 @@ def build_report(
         spec=WorkerCapacitySpec(cluster_name=cluster_name),
         status=WorkerCapacityStatus(
             observed_time=now,
-            flavors=[flavor_capacity(f, usable, requested) for f in chosen_flavors],
+            flavors=[flavor_capacity(f, usable, requested, topologies) for f in chosen_flavors],
             cluster_queues=[cluster_queue_capacity(q) for q in queues],
         ),
     )

@@ -28,6 +28,7 @@ from core.api.validation.labels import validate_annotation_keys, validate_labels
 from core.api.validation.placement import validate_tolerations
 from core.api.workload import (
     RESERVED_POD_RESOURCE,
+    Admission,
     PriorityClassGroup,
     PriorityClassKind,
     Workload,
@@ -311,7 +312,7 @@ def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
     if (
         old.status.admission is not None
         and new.status.admission is not None
-        and old.status.admission != new.status.admission
+        and _without_topology(old.status.admission) != _without_topology(new.status.admission)
     ):
         errors.append(
             invalid(
@@ -323,6 +324,19 @@ def validate_workload_update(old: Workload, new: Workload) -> list[FieldError]:
     if old_reserved and new_reserved:
         errors.extend(_reclaimable_update(old, new, status_path.child("reclaimablePods")))
     return errors
+
+
+def _without_topology(admission: Admission) -> Admission:
+    """The admission minus what may change once set: as upstream with TAS on, a topology
+    assignment may be set or replaced (a failed node's pods move, a delayed placement is
+    made), every other part stays."""
+    return msgspec.structs.replace(
+        admission,
+        pod_set_assignments=[
+            msgspec.structs.replace(psa, topology_assignment=None, delayed_topology_request=None)
+            for psa in admission.pod_set_assignments
+        ],
+    )
 
 
 def _cluster_name_update(old: Workload, new: Workload, path: FieldPath) -> list[FieldError]:

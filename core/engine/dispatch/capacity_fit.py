@@ -4,7 +4,10 @@ A worker fits when both hold:
 (a) the ClusterQueue behind the worker's LocalQueue of the workload's queue name can admit
     the whole workload from unused nominal quota (`quota_fit`), and
 (b) every pod finds a node with room for it among the nodes of the flavor it would get
-    (`node_packing`).
+    (`node_packing`), and
+(c) a pod set with a required topology (`podset-required-topology`) fits whole in one
+    reported domain of that level of its TAS flavor: one node for the hostname level,
+    else one of the domains the report lists for the level (the largest ones).
 Without a fresh report the answer is "unknown", never a guess.
 """
 
@@ -12,7 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS, CapacitySnapshot
+from core.api.topology import HOSTNAME_LABEL
+from core.engine.dispatch.capacity_snapshot import (
+    MAX_REPORT_AGE_SECONDS,
+    CapacitySnapshot,
+    FlavorSnapshot,
+)
 from core.engine.dispatch.fit_verdict import FitReason, FitVerdict, WorkerFit, quantity_text
 from core.engine.dispatch.node_packing import PackingShortfall, PodGroup, pack
 from core.engine.dispatch.quota_fit import QuotaShortfall, assign_flavors
@@ -128,4 +136,60 @@ def assess_worker(
         shortfall = pack(groups, capacity)
         if shortfall is not None:
             return _no_room(worker, flavor, shortfall)
+    misfit = _topology_misfit(worker, pod_sets, plan, snapshot)
+    if misfit is not None:
+        return misfit
     return WorkerFit(worker=worker, verdict=FitVerdict.FITS, flavors=plan)
+
+
+def _domains_of(capacity: FlavorSnapshot, level: str) -> tuple[FlavorSnapshot, ...] | None:
+    """The candidate domains of a level: single nodes for the hostname, else as reported;
+    None when the flavor has no such level on the worker."""
+    if level == HOSTNAME_LABEL:
+        return tuple(
+            FlavorSnapshot(name=capacity.name, node_count=1, free=b, blocks=(b,))
+            for b in capacity.blocks
+        )
+    if capacity.topology_name is None:
+        return None
+    return capacity.domains.get(level)
+
+
+def _topology_misfit(
+    worker: str,
+    pod_sets: Sequence[PodSet],
+    plan: Sequence[Mapping[str, str]],
+    snapshot: CapacitySnapshot,
+) -> WorkerFit | None:
+    for pod_set, flavors in zip(pod_sets, plan, strict=True):
+        request = pod_set.topology_request
+        if request is None or request.required is None:
+            continue
+        level = request.required
+        group = PodGroup(pod_set=pod_set.name, requests=pod_set.requests, count=pod_set.count)
+        for flavor in sorted(set(flavors.values())):
+            capacity = snapshot.flavors.get(flavor)
+            if capacity is None:
+                continue
+            domains = _domains_of(capacity, level)
+            if domains is None:
+                return WorkerFit(
+                    worker=worker,
+                    verdict=FitVerdict.DOES_NOT_FIT,
+                    reason=FitReason.NO_TOPOLOGY_LEVEL,
+                    message=(
+                        f"pod set {pod_set.name}: flavor {flavor} has no topology level"
+                        f" {level} on the worker"
+                    ),
+                )
+            if not any(pack([group], domain) is None for domain in domains):
+                return WorkerFit(
+                    worker=worker,
+                    verdict=FitVerdict.DOES_NOT_FIT,
+                    reason=FitReason.TOPOLOGY_DOMAIN_TOO_SMALL,
+                    message=(
+                        f"pod set {pod_set.name}: no {level} domain of flavor {flavor} has"
+                        f" room for its {pod_set.count} pods"
+                    ),
+                )
+    return None

@@ -47,6 +47,10 @@ class FlavorSnapshot:
     free: ResourceAmounts = field(default_factory=dict)
     # Free room of the nodes with the most of it, largest first (see resource_order).
     blocks: tuple[ResourceAmounts, ...] = ()
+    # A TAS flavor's Topology, and per level label its reported domains (each one a
+    # snapshot of its own nodes, named by its label values), largest first.
+    topology_name: str | None = None
+    domains: Mapping[str, tuple[FlavorSnapshot, ...]] = field(default_factory=dict)
 
     @property
     def has_unreported_nodes(self) -> bool:
@@ -117,11 +121,25 @@ def snapshot_from_report(report: WorkerCapacity) -> CapacitySnapshot:
     flavors = {}
     for flavor in status.flavors:
         where = f"flavor {flavor.name}"
+        topology = flavor.topology
         flavors[flavor.name] = FlavorSnapshot(
             name=flavor.name,
             node_count=max(0, flavor.node_count),
             free=_amounts(flavor.free, where),
             blocks=tuple(_amounts(block, where) for block in flavor.largest_free_blocks),
+            topology_name=topology.topology_name if topology is not None else None,
+            domains={
+                level.node_label: tuple(
+                    FlavorSnapshot(
+                        name=",".join(domain.values),
+                        node_count=max(0, domain.node_count),
+                        free=_amounts(domain.free, where),
+                        blocks=tuple(_amounts(b, where) for b in domain.largest_free_blocks),
+                    )
+                    for domain in level.domains
+                )
+                for level in (topology.levels if topology is not None else ())
+            },
         )
     queues = {}
     for cq in status.cluster_queues:

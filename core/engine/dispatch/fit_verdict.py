@@ -36,6 +36,8 @@ class FitReason(StrEnum):
     INSUFFICIENT_UNUSED_QUOTA = "InsufficientUnusedQuota"
     NO_NODES = "NoNodes"
     INSUFFICIENT_NODE_CAPACITY = "InsufficientNodeCapacity"
+    NO_TOPOLOGY_LEVEL = "NoTopologyLevel"
+    TOPOLOGY_DOMAIN_TOO_SMALL = "TopologyDomainTooSmall"
 
     @property
     def transient(self) -> bool:
@@ -47,6 +49,7 @@ class FitReason(StrEnum):
         return self in (
             FitReason.INSUFFICIENT_UNUSED_QUOTA,
             FitReason.INSUFFICIENT_NODE_CAPACITY,
+            FitReason.TOPOLOGY_DOMAIN_TOO_SMALL,
         )
 
 

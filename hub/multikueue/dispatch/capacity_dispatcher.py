@@ -14,10 +14,12 @@ What a restart needs is in the Workload status: `nominatedClusterNames` holds th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import structlog
 
+from core.adapters.kueue_manifests import ManifestError, topology_request_from_dict
 from core.engine.dispatch.nomination import NominationPhase, PlacementState
 from core.engine.dispatch.placement import (
     CAPACITY_AWARE_DISPATCHER,
@@ -36,20 +38,21 @@ WITHDRAW_RECHECK_SECONDS = 1.0
 
 
 def pod_sets_of(local: Json) -> tuple[PodSet, ...]:
-    """The engine's pod sets of a Workload (empty when its spec cannot be read)."""
+    """The engine's pod sets of a Workload, with their topology requests (empty when its
+    spec cannot be read)."""
     out = []
     try:
         for entry in spec(local).get("podSets") or ():
             min_count = entry.get("minCount")
-            out.append(
-                pod_set_from_template(
-                    name=str(entry.get("name") or "main"),
-                    count=int(entry.get("count", 1)),
-                    min_count=int(min_count) if min_count is not None else None,
-                    template=entry.get("template") or {},
-                )
+            pod_set = pod_set_from_template(
+                name=str(entry.get("name") or "main"),
+                count=int(entry.get("count", 1)),
+                min_count=int(min_count) if min_count is not None else None,
+                template=entry.get("template") or {},
             )
-    except (TypeError, ValueError, AttributeError):
+            request = topology_request_from_dict(entry.get("topologyRequest"))
+            out.append(dataclasses.replace(pod_set, topology_request=request))
+    except (TypeError, ValueError, AttributeError, ManifestError):
         return ()
     return tuple(out)
 

@@ -163,3 +163,106 @@ async def test_pods_outside_tas_take_node_capacity(hubs: Any, cluster: Any) -> N
             PODS, f"daemon-{node}", namespace=cluster.namespace, grace_period_seconds=0
         )
     await cluster.eventually(lambda: _admitted(cluster, "pair"), what="pair admitted")
+
+
+def _gated_pod(name: str, workload: str) -> dict[str, Any]:
+    """A pod as a job controller makes it from an admitted TAS pod template."""
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"kueue.x-k8s.io/podset": "main"},
+            "annotations": {
+                "kueue.x-k8s.io/workload": workload,
+                "kueue.x-k8s.io/podset-required-topology": RACK,
+            },
+        },
+        "spec": {
+            "schedulingGates": [{"name": "kueue.x-k8s.io/topology"}],
+            "automountServiceAccountToken": False,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.invalid/train:latest",
+                    "resources": {"requests": {"cpu": "500m"}},
+                }
+            ],
+        },
+    }
+
+
+async def _pinned(cluster: Any, names: list[str]) -> dict[str, str] | None:
+    """Pod name -> the host its node selector names, once every pod is ungated."""
+    out = {}
+    for name in names:
+        pod = await cluster.get(PODS, name)
+        spec = (pod or {}).get("spec") or {}
+        if not pod or spec.get("schedulingGates"):
+            return None
+        out[name] = spec.get("nodeSelector", {}).get(HOST)
+    return out
+
+
+def _hosts(workload: dict[str, Any]) -> list[tuple[str, int]]:
+    from core.adapters.topology_encoding import decode
+
+    psa = workload["status"]["admission"]["podSetAssignments"][0]
+    return [(d.values[-1], d.count) for d in decode(psa["topologyAssignment"]).domains]
+
+
+async def test_gated_pods_are_pinned_to_their_domain_and_a_failed_node_moves_them(
+    hubs: Any, cluster: Any
+) -> None:
+    await hubs.start()
+    _, lq, nodes = await _tas_queue(cluster)
+    with contextlib.suppress(AlreadyExists):  # no controller-manager on a lite fleet
+        await cluster.create(SERVICE_ACCOUNTS, {"metadata": {"name": "default"}})
+    body = Workload("pair").queue(lq).pod_set("main", 2, requests={"cpu": "500m"}).obj()
+    body["spec"]["podSets"][0]["topologyRequest"] = {"required": RACK}
+    await cluster.create(kinds.WORKLOADS, body)
+    admitted = await cluster.eventually(lambda: _admitted(cluster, "pair"), what="pair admitted")
+    # Two half-cpu pods, one rack: best fit puts both on one node.
+    ((host, count),) = _hosts(admitted)
+    assert count == 2
+    for name in ("p0", "p1"):
+        await cluster.create(PODS, _gated_pod(name, "pair"))
+    pinned = await cluster.eventually(
+        lambda: _pinned(cluster, ["p0", "p1"]), what="pods ungated onto their domain"
+    )
+    assert pinned == {"p0": host, "p1": host}
+
+    # The node is tainted NoExecute: nothing of the pair runs there, so it has failed.
+    rack_mate = next(
+        n for n in nodes if n != host and n.rsplit("-", 1)[0] == host.rsplit("-", 1)[0]
+    )
+    await cluster.client.patch(
+        NODES,
+        host,
+        {"spec": {"taints": [{"key": "example.com/broken", "effect": "NoExecute"}]}},
+        patch_type=PatchType.MERGE,
+    )
+
+    async def moved() -> dict[str, Any] | None:
+        workload = await cluster.get(kinds.WORKLOADS, "pair")
+        if not workload or _hosts(workload) != [(rack_mate, 2)]:
+            return None
+        return workload if not workload["status"].get("unhealthyNodes") else None
+
+    moved_workload = await cluster.eventually(
+        moved, what="the failed node's pods moved in the rack"
+    )
+    assert cluster.is_true(moved_workload, "Admitted")
+    assert not cluster.is_true(moved_workload, "Evicted")
+    for name in ("p0", "p1"):  # pinned to the failed node and never bound: marked Failed
+        pod = await cluster.get(PODS, name)
+        assert pod is not None and pod["status"]["phase"] == "Failed"
+        assert any(
+            c["type"] == "TerminatedByKueue" and c["reason"] == "UnschedulableOnAssignedNode"
+            for c in pod["status"]["conditions"]
+        )
+    # Their replacements (the job controller's, played here) go to the new domain.
+    for name in ("p2", "p3"):
+        await cluster.create(PODS, _gated_pod(name, "pair"))
+    repinned = await cluster.eventually(
+        lambda: _pinned(cluster, ["p2", "p3"]), what="replacement pods ungated"
+    )
+    assert repinned == {"p2": rack_mate, "p3": rack_mate}

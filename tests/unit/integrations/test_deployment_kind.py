@@ -40,7 +40,10 @@ def test_its_pods_are_gated_by_the_pod_webhook_without_the_pod_finalizer() -> No
     pod = Pod.from_obj({"apiVersion": "v1", "kind": "Pod", **template}).obj()
     pod["metadata"]["name"] = "infer-abc"
     gated = POD.default(pod, WebhookContext())
-    assert gated["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert gated["spec"]["schedulingGates"] == [
+        {"name": "kueue.x-k8s.io/admission"},
+        {"name": "kueue.x-k8s.io/topology"},
+    ]
     assert "finalizers" not in gated["metadata"]
     assert not capabilities.skips(POD, gated), "the pod controller queues it"
 

@@ -70,7 +70,10 @@ def test_a_queued_lws_marks_both_templates_so_the_pod_webhook_gates_every_pod() 
             "kueue.x-k8s.io/pod-group-serving": "true",
         }
     leader = pod_of(queued(), "serve-0", 0, worker=False)
-    assert leader["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert leader["spec"]["schedulingGates"] == [
+        {"name": "kueue.x-k8s.io/admission"},
+        {"name": "kueue.x-k8s.io/topology"},
+    ]
     assert "finalizers" not in leader["metadata"], "a parent's Pod gets no Pod finalizer"
 
 

@@ -32,6 +32,9 @@ from integrations.registry import REGISTRY
 from tests.builders import Pod, kwok_pod
 
 GATE = "kueue.x-k8s.io/admission"
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+# As upstream with TAS on: every gated Pod waits for both; a non-TAS admission lifts both.
+WEBHOOK_GATES = [{"name": GATE}, {"name": TOPOLOGY_GATE}]
 MANAGED = "kueue.x-k8s.io/managed"
 QUEUE = "kueue.x-k8s.io/queue-name"
 FLAVOR = decode(
@@ -94,7 +97,7 @@ def running(pod: dict[str, Any], workload: Workload) -> dict[str, Any]:
 def test_a_pod_with_a_queue_name_is_gated_marked_and_held_by_the_finalizer() -> None:
     pod = Pod("p", "team-a").queue("team").obj()
     defaulted = POD.default(pod, WebhookContext())
-    assert defaulted["spec"]["schedulingGates"] == [{"name": GATE}]
+    assert defaulted["spec"]["schedulingGates"] == WEBHOOK_GATES
     assert defaulted["metadata"]["labels"][MANAGED] == "true"
     assert defaulted["metadata"]["finalizers"] == [MANAGED]
     assert POD.is_suspended(defaulted)
@@ -125,18 +128,18 @@ def test_a_pod_without_a_queue_gets_the_default_local_queue_when_there_is_one() 
         Pod("p", "team-a").obj(), WebhookContext(default_local_queue_exists=True)
     )
     assert defaulted["metadata"]["labels"][QUEUE] == "default"
-    assert defaulted["spec"]["schedulingGates"] == [{"name": GATE}]
+    assert defaulted["spec"]["schedulingGates"] == WEBHOOK_GATES
 
 
 def test_manage_jobs_without_queue_name_gates_every_pod_of_a_selected_namespace() -> None:
     ctx = WebhookContext(manage_jobs_without_queue_name=True)
-    assert POD.default(Pod("p", "team-a").obj(), ctx)["spec"]["schedulingGates"] == [{"name": GATE}]
+    assert POD.default(Pod("p", "team-a").obj(), ctx)["spec"]["schedulingGates"] == WEBHOOK_GATES
 
 
 def test_a_pod_its_parent_suspends_is_gated_without_the_finalizer() -> None:
     pod = Pod("p", "x").annotation("kueue.x-k8s.io/pod-suspending-parent", "statefulset").obj()
     defaulted = POD.default(pod, WebhookContext(namespace_selected=False))
-    assert defaulted["spec"]["schedulingGates"] == [{"name": GATE}]
+    assert defaulted["spec"]["schedulingGates"] == WEBHOOK_GATES
     assert "finalizers" not in defaulted["metadata"]
 
 
