@@ -22,7 +22,8 @@ def refuse_multikueue_queue(job: Job, ctx: WebhookContext, what: str) -> list[Fi
         job_validation.invalid_value(
             job_validation.QUEUE_NAME_PATH,
             queue,
-            f"the LocalQueue leads to MultiKueue, which does not dispatch {what} (upstream "
-            "has no MultiKueue adapter for them either); use a queue without MultiKueue",
+            f"the LocalQueue leads to MultiKueue, which does not dispatch {what} (there is no "
+            "MultiKueue adapter for Deployments, upstream neither); use a queue without "
+            "MultiKueue",
         )
     ]
