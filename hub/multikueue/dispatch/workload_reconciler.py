@@ -176,8 +176,12 @@ class WorkloadReconciler:
         )
 
     def job_handlers(self, kind: JobKind) -> EventHandlers[dict[str, Any]]:
+        parts = composed(kind)
+
         def changed(job: dict[str, Any]) -> None:
-            for key in self._owned_by_job.get(_owner_key(kind.framework, object_key(job)), ()):
+            group = parts.composed_name(job) if parts is not None else None
+            job_key = make_key(namespace_of(job), group) if group else object_key(job)
+            for key in self._owned_by_job.get(_owner_key(kind.framework, job_key), ()):
                 self.queue.add(key)
 
         return EventHandlers(
@@ -252,11 +256,14 @@ class WorkloadReconciler:
         return None if owner is None else self.kinds.for_owner(owner.api_version, owner.kind)
 
     def _owner_job_key(self, workload: Json) -> str | None:
+        """The owner job's key: a pod group's by its name (any member's change counts)."""
         owner = controller_owner(workload)
         kind = self._owner_kind(workload)
         if owner is None or kind is None:
             return None
-        return _owner_key(kind.framework, make_key(namespace_of(workload), owner.name))
+        group = owner_objects.group_of(kind, workload)
+        name = group[1] if group is not None else owner.name
+        return _owner_key(kind.framework, make_key(namespace_of(workload), name))
 
     def _local_job(self, kind: JobKind, local: Json) -> Json | None:
         """The manager's owner job of `local` (a pod group: its members composed)."""
