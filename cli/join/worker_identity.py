@@ -3,8 +3,9 @@
 The hub (like upstream's MultiKueue manager) creates, watches, updates and deletes remote
 Workloads and jobs of every dispatched kind and their status (Pods, StatefulSets and
 LeaderWorkerSets among them: a Pod or a pod group is copied Pod by Pod), records Events,
-and reads fleetq's WorkerCapacity reports. Nothing else: no Secrets, no wildcards. A token of this account is what
-lands in the manager's Secret, so whoever reads that Secret gets these rights and no more.
+and reads fleetq's WorkerCapacity reports. Nothing else: no Secrets, no wildcards. A token
+of this account is what lands in the manager's Secret, so whoever reads that Secret gets
+these rights and no more.
 """
 
 from __future__ import annotations
