@@ -5,7 +5,8 @@ A group of two gated Pods and its Workload on the manager: once a worker admits 
 Workload's copy, both Pods are copied there (each under its own name, with the origin
 and the group's Workload as prebuilt name), the manager's Pods keep their gate and get
 the worker Pods' status (the PodScheduled condition staying SchedulingGated until the
-worker Pod is scheduled), and once the copy finishes both copies are removed.
+worker Pod is scheduled), and once the copy finishes both copies are removed. The
+garbage collector removes every Pod of a group whose manager Workload is gone.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from integrations.framework.priority import PriorityClasses
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_builder import build_workload
 from integrations.pod.kind import POD
-from tests.builders import Pod
+from tests.builders import Pod, Workload
 from tests.integration.multikueue.dispatch_harness import (
     ALL_AT_ONCE,
     ORIGIN_LABEL,
+    POD_TEMPLATE,
     PREBUILT_LABEL,
     WORKLOADS,
     Fleet,
@@ -217,3 +219,25 @@ async def test_a_pod_group_is_copied_pod_by_pod_its_status_comes_back_and_goes_w
     for member in MEMBERS:
         await mk.wait_gone(0, member, PODS)
     await mk.wait_gone(0, name)
+
+
+async def test_garbage_collection_removes_every_pod_of_an_orphaned_group_and_only_ours(
+    mk: Fleet,
+) -> None:
+    await _default_service_accounts(mk)
+    await mk.start(ALL_AT_ONCE, gc_interval=1.0, frameworks=("batch/job", "pod"))
+    worker = mk.workers[0]
+    ours = {ORIGIN_LABEL: mk.origin}
+    workload = Workload("orphan", mk.ns).labels(ours).queue("lq")
+    await worker.create(WORKLOADS, workload.pod_set("main", 2, template=POD_TEMPLATE).obj())
+    for name, labels in (
+        ("orphan-a", {**ours, PREBUILT_LABEL: "orphan"}),
+        ("orphan-b", {**ours, PREBUILT_LABEL: "orphan"}),
+        ("users-pod", {PREBUILT_LABEL: "orphan"}),
+    ):
+        pod = Pod(name, mk.ns).labels(labels).group("orphan", 2).gate(GATE).obj()
+        await worker.create(PODS, pod)
+    for name in ("orphan-a", "orphan-b"):
+        await mk.wait_gone(0, name, PODS)
+    await mk.wait_gone(0, "orphan")
+    assert await mk.remote(0, "users-pod", PODS) is not None, "never one without our origin"
