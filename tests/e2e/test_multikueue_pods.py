@@ -154,7 +154,7 @@ def test_a_queued_pod_runs_on_a_worker_and_its_status_comes_back(
             copy = until(lambda: _pod(remote, "infer"), "the Pod's copy on the worker", 30)
             labels = copy["metadata"]["labels"]
             assert labels[ORIGIN_LABEL] == mk.origin
-            assert labels.get(PREBUILT) == name or copy["metadata"]["annotations"].get(PREBUILT)
+            assert labels[PREBUILT] == name
             placed = until(
                 lambda: (p := _pod(remote, "infer")) and p["spec"].get("nodeName") and p,
                 "the copy ungated and placed on a worker node",
