@@ -6,7 +6,8 @@ on the API-only manager with `pod`, `statefulset` and `leaderworkerset` enabled,
 both full workers (they manage every kind). As upstream v0.19.2's adapters:
 - a queued Pod stays gated on the manager; a copy of it runs on the worker its Workload
   was admitted on; the worker Pod's status comes back to the manager's Pod until it
-  Succeeded, the manager Workload finishes and the copies are gone;
+  Succeeded (the test plays the worker's kubelet for that: kwok finishes only Jobs'
+  Pods), the manager Workload finishes and the copies are gone;
 - a pod group of 2 is dispatched together: both Pods are copied to one worker and run;
 - a StatefulSet and a LeaderWorkerSet are copied whole to a worker, admitted there and
   run; deleted on the manager, their copies and Workloads go from the worker.
@@ -127,6 +128,18 @@ def _worker(mk: MultiKueueFleet, workload: Json) -> ClusterAccess:
     return mk.worker_by_cluster_name(workload["status"]["clusterName"])
 
 
+def _finish(view: ClusterView, name: str) -> None:
+    """Play the worker's kubelet once kwok runs the Pod: its containers exited 0 (kwok
+    finishes only the Pods of Jobs)."""
+
+    def running() -> bool:
+        pod = _pod(view, name) or {}
+        return (pod.get("status") or {}).get("phase") == "Running"
+
+    until(running, f"{name} running on the worker", 60)
+    view.core.patch_namespaced_pod_status(name, view.namespace, {"status": {"phase": "Succeeded"}})
+
+
 def _create_pod(view: ClusterView, pod: Json) -> None:
     view.core.create_namespaced_pod(view.namespace, pod)
 
@@ -135,7 +148,7 @@ def test_a_queued_pod_runs_on_a_worker_and_its_status_comes_back(
     pods_mk: MultiKueueFleet, namespace: str
 ) -> None:
     mk = pods_mk
-    pod = kwok_pod("infer", gpus=1, run_seconds=4).queue(mk.spec.local_queue).obj()
+    pod = kwok_pod("infer", gpus=1).queue(mk.spec.local_queue).obj()
     with ClusterView.open(mk.fleet.manager, namespace) as manager:
         _create_pod(manager, pod)
         created = _pod(manager, "infer")
@@ -164,12 +177,20 @@ def test_a_queued_pod_runs_on_a_worker_and_its_status_comes_back(
             assert placed["spec"]["nodeName"].startswith(f"{worker.name}-")
 
             # The manager's Pod never leaves its gate, yet shows the worker Pod's life.
+            def running_here() -> Json | None:
+                local = _pod(manager, "infer")
+                phase = ((local or {}).get("status") or {}).get("phase")
+                return local if phase in ("Running", "Succeeded") else None
+
+            until(running_here, "the worker Pod's Running copied to the manager Pod", 60)
+
             def succeeded_here() -> Json | None:
                 local = _pod(manager, "infer")
                 phase = ((local or {}).get("status") or {}).get("phase")
                 return local if phase == "Succeeded" else None
 
-            local = until(succeeded_here, "the worker's Succeeded copied to the manager Pod", 90)
+            _finish(remote, "infer")
+            local = until(succeeded_here, "the worker's Succeeded copied to the manager Pod", 60)
             assert _gated(local) and not local["spec"].get("nodeName")
             finished = until(
                 lambda: (
@@ -194,7 +215,7 @@ def test_a_pod_group_of_two_is_dispatched_together_and_runs_on_one_worker(
     mk = pods_mk
     with ClusterView.open(mk.fleet.manager, namespace) as manager:
         for member in ("g-a", "g-b"):
-            pod = kwok_pod(member, gpus=1, run_seconds=5).queue(mk.spec.local_queue)
+            pod = kwok_pod(member, gpus=1).queue(mk.spec.local_queue)
             _create_pod(manager, pod.group("pair", 2).obj())
         workload = until(lambda: _admitted(manager, "pair"), "the group's Workload admitted", 60)
         assert [ps["count"] for ps in workload["spec"]["podSets"]] == [2]
@@ -209,6 +230,8 @@ def test_a_pod_group_of_two_is_dispatched_together_and_runs_on_one_worker(
 
             copies = until(both_placed, "both Pods of the group running on one worker", 60)
             assert {p["metadata"]["labels"][ORIGIN_LABEL] for p in copies} == {mk.origin}
+            for member in ("g-a", "g-b"):
+                _finish(remote, member)
         for other in others:
             with ClusterView.open(other, namespace) as elsewhere:
                 assert _pod(elsewhere, "g-a") is None and _pod(elsewhere, "g-b") is None
