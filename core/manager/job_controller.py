@@ -72,7 +72,7 @@ from core.manager.engine_host import EngineHost
 from core.manager.event_reasons import EventReason
 from core.manager.finalizers import finalizers_of, is_deleting
 from core.manager.job_actions import JobActions
-from core.manager.remote_execution import runs_on_a_worker
+from core.manager.remote_execution import is_dispatched_copy, runs_on_a_worker
 from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
@@ -406,6 +406,8 @@ class JobController:
                 for workload in owned:
                     if not self._built_here(workload):
                         continue  # its builder (a LeaderWorkerSet's group) deletes it
+                    if is_dispatched_copy(workload):
+                        continue  # the manager's (a pod group's, before its Pods come)
                     if orphaned:  # the GC has not yet taken its owner reference away
                         self._finish_orphaned(workload)
                         await self.actions.release_workload(workload)

@@ -6,6 +6,11 @@ manager's controllers to stay away; upstream's rule is that such a job is never 
 locally while its Workload carries a MultiKueue admission check: its Pods stay gated here
 and run on the worker the check dispatches them to. A check is known as MultiKueue's by
 its AdmissionCheck's controller name, read from the AdmissionCheck cache.
+
+On a worker the other way round: a Workload carrying the MultiKueue origin label is a
+manager's copy, the manager's to remove. A pod group's copy arrives before its Pods (they
+are created once the copy is admitted), so a worker must never take it for the Workload
+of a group that is gone.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.api.json_types import Json
-from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME
+from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME, MULTIKUEUE_ORIGIN_LABEL
 from core.kube.object_store import ObjectStore
 
 
@@ -34,3 +39,9 @@ def runs_on_a_worker(workload: Json, admission_checks: ObjectStore[dict[str, Any
         if spec.get("controllerName") == MULTIKUEUE_CONTROLLER_NAME:
             return True
     return False
+
+
+def is_dispatched_copy(workload: Json) -> bool:
+    """Whether a Workload is a MultiKueue manager's copy on this worker (its origin label)."""
+    labels = (workload.get("metadata") or {}).get("labels") or {}
+    return MULTIKUEUE_ORIGIN_LABEL in labels

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.kube.object_store import ObjectStore
-from core.manager.remote_execution import runs_on_a_worker
+from core.manager.remote_execution import is_dispatched_copy, runs_on_a_worker
 
 
 def check(name: str, controller: str) -> dict[str, Any]:
@@ -33,3 +33,9 @@ def test_other_checks_unknown_checks_and_no_checks_run_here() -> None:
     assert not runs_on_a_worker(workload("gone"), checks())
     assert not runs_on_a_worker(workload(), checks())
     assert not runs_on_a_worker(workload("mk"), None), "no AdmissionCheck cache: a worker"
+
+
+def test_a_workload_with_the_origin_label_is_a_managers_copy() -> None:
+    copy = {"metadata": {"labels": {"kueue.x-k8s.io/multikueue-origin": "hub"}}}
+    assert is_dispatched_copy(copy)
+    assert not is_dispatched_copy({"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "q"}}})
