@@ -1,9 +1,11 @@
 """The identity the hub uses on a worker: a ServiceAccount and exactly the rights MultiKueue uses.
 
 The hub (like upstream's MultiKueue manager) creates, watches, updates and deletes remote
-Workloads and Jobs and their status, records Events, and reads fleetq's WorkerCapacity
-reports. Nothing else: no Secrets, no Pods, no wildcards. A token of this account is what
-lands in the manager's Secret, so whoever reads that Secret gets these rights and no more.
+Workloads and jobs of every dispatched kind and their status (Pods, StatefulSets and
+LeaderWorkerSets among them: a Pod or a pod group is copied Pod by Pod), records Events,
+and reads fleetq's WorkerCapacity reports. Nothing else: no Secrets, no wildcards. A token
+of this account is what lands in the manager's Secret, so whoever reads that Secret gets
+these rights and no more.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ class PolicyRule:
 MULTIKUEUE_WORKER_RULES: tuple[PolicyRule, ...] = (
     # Remote copies of manager Workloads, and their status (admission, finish).
     PolicyRule(KUEUE_GROUP, ("workloads", "workloads/status"), FULL_CONTROL),
-    # Remote jobs of every registered kind: created suspended, status copied back,
-    # deleted when done.
+    # Remote jobs of every dispatched kind: created suspended (Pods: gated), status copied
+    # back, deleted when done.
     *(
         PolicyRule(
             kind.resource.group,

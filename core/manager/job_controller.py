@@ -20,7 +20,9 @@ reconciler order:
   of it runs, let the engine release the quota (`complete_eviction`); a MultiKueue Job
   runs no pod on the manager, so its copied `active` count is not waited for;
 - the job's WorkloadPriorityClass label changed: the Workload takes the new class;
-- the Workload is admitted and the job suspended: start it on the admitted flavors;
+- the Workload is admitted and the job suspended: start it on the admitted flavors (not
+  a kind without managedBy whose Workload MultiKueue dispatches, `remote_execution`: its
+  Pods stay gated here and run on the worker);
 - the job runs without admission: stop it.
 An elastic job (`framework.workload_slicing`: the ElasticJobsViaWorkloadSlices gate, a
 `ResizesInSlices` kind, the job's `kueue.x-k8s.io/elastic-job` annotation; not one
@@ -74,6 +76,7 @@ from core.manager.engine_host import EngineHost
 from core.manager.event_reasons import EventReason
 from core.manager.finalizers import finalizers_of, is_deleting
 from core.manager.job_actions import JobActions
+from core.manager.remote_execution import is_dispatched_copy, runs_on_a_worker
 from core.manager.workload_decisions import condition_of, condition_true
 from core.manager.workload_status_patch import status_of
 from core.manager.workload_versions import WorkloadVersions
@@ -89,6 +92,7 @@ from integrations.framework.job_capabilities import (
 from integrations.framework.job_kind import JobKind, JobResource, JobWrite
 from integrations.framework.json_patch import diff
 from integrations.framework.labels import MULTIKUEUE_MANAGED_BY, RESOURCE_IN_USE_FINALIZER
+from integrations.framework.multikueue_kinds import stays_gated_when_dispatched
 from integrations.framework.pod_set_info import InvalidPodSetInfo
 from integrations.framework.priority import MissingPriorityClass, PodPriorityClass, PriorityClasses
 from integrations.framework.staged_start import StartsInSteps
@@ -203,8 +207,11 @@ class JobController:
         workload_priority_values: Mapping[str, int],
         management: JobManagement | None = None,
         queued_as_a_whole: frozenset[tuple[str, str]] = frozenset(),
+        admission_checks: Store | None = None,
     ) -> None:
         self.kind = kind
+        self.admission_checks = admission_checks
+        """Tells MultiKueue checks apart (`remote_execution`); None: none are."""
         self.queued_as_a_whole = queued_as_a_whole
         """(API group, kind) of enabled kinds that queue their children with themselves."""
         self.actions = actions
@@ -404,6 +411,8 @@ class JobController:
                 for workload in owned:
                     if not self._built_here(workload):
                         continue  # its builder (a LeaderWorkerSet's group) deletes it
+                    if is_dispatched_copy(workload):
+                        continue  # the manager's (a pod group's, before its Pods come)
                     if orphaned:  # the GC has not yet taken its owner reference away
                         self._finish_orphaned(workload)
                         await self.actions.release_workload(workload)
@@ -698,7 +707,9 @@ class JobController:
             )
             # A MultiKueue Job runs no pod here: its `active` is the worker's, copied back,
             # and may never drop once the copies are gone, so it is never waited for.
-            remote_only = kind.managed_by(stopped) == MULTIKUEUE_MANAGED_BY
+            remote_only = kind.managed_by(stopped) == MULTIKUEUE_MANAGED_BY or self._remote(
+                workload_obj
+            )
             if (remote_only or not kind.is_active(stopped)) and condition_true(
                 status, Cond.QUOTA_RESERVED
             ):
@@ -708,6 +719,8 @@ class JobController:
         if kind.is_suspended(job):
             queue = job_metadata.queue_name(job)
             if condition_true(status, Cond.ADMITTED):
+                if self._remote(workload_obj):
+                    return  # it runs on the MultiKueue worker; here it stays gated
                 await self._start(job, workload, key, log)
             elif (
                 workload.spec.queue_name != queue
@@ -718,6 +731,13 @@ class JobController:
             return
         if not condition_true(status, Cond.ADMITTED) and not elastic:
             await self._stop(job, kind.plan_stop(job, workload), "Not admitted by cluster queue")
+
+    def _remote(self, workload_obj: Json) -> bool:
+        """A kind without managedBy whose Workload MultiKueue dispatches: its Pods run on
+        the worker only (`core.manager.remote_execution`)."""
+        return stays_gated_when_dispatched(self.kind) and runs_on_a_worker(
+            workload_obj, self.admission_checks
+        )
 
     def _objects(self, job: Json, after: Json) -> list[tuple[Json, Json]]:
         """(object before, object after) for each object a write to `job` touches: the job

@@ -200,6 +200,7 @@ class KueueManager:
                     workload_priority_values=self.cluster_feed.priority_values,
                     management=management,
                     queued_as_a_whole=self.job_kinds.queued_as_a_whole,
+                    admission_checks=informers.admission_checks.store,
                 )
             )
         self.status_writer = WorkloadStatusWriter(

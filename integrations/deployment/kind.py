@@ -24,10 +24,10 @@ class DeploymentKind(WebhookOnlyKind):
         return webhook.default_deployment(job, ctx)
 
     def validate_create(self, job: Job, ctx: WebhookContext) -> list[FieldError]:
-        return webhook.validate_create(job)
+        return webhook.validate_create(job, ctx)
 
     def validate_update(self, old: Job, new: Job, ctx: WebhookContext) -> list[FieldError]:
-        return webhook.validate_update(old, new)
+        return webhook.validate_update(old, new, ctx)
 
 
 DEPLOYMENT: Final = DeploymentKind()

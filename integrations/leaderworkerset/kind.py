@@ -4,9 +4,9 @@
 The job controller never runs for it: nothing of a LeaderWorkerSet is suspended, started
 or stopped; its groups' Pods are, as pod groups. So the Job-like answers are those of a
 job with nothing to run, the pod sets are one group's, and its Pods are the objects it
-references (the manager watches them for the group controller). MultiKueue does not
-dispatch it yet (`LocalOnly`; upstream v0.19.2 has an adapter): its webhook refuses a
-LeaderWorkerSet whose LocalQueue leads to MultiKueue.
+references (the manager watches them for the group controller). MultiKueue dispatches it
+whole, to the one worker all its groups run on (`multikueue_adapter`; upstream v0.19.2's
+adapter): `DispatchedWithoutManagedBy`, `NamesRemoteWorkloads`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from integrations.framework.job_metadata import Job
 from integrations.framework.referenced_objects import ObjectLookup
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.webhook_only_kind import WebhookOnlyKind
-from integrations.leaderworkerset import groups, webhook
+from integrations.leaderworkerset import groups, multikueue_adapter, webhook
 from integrations.leaderworkerset import lws_fields as fields
 from integrations.leaderworkerset.pod_sets import lws_pod_sets
 
@@ -38,7 +38,7 @@ class LeaderWorkerSetKind(WebhookOnlyKind):
     implied_frameworks: tuple[str, ...] = ("pod",)
     webhook_only = False
     webhooks_in_managed_namespaces_only = False
-    local_only = True
+    dispatched_without_managed_by = True
 
     # -- PrebuildsGroupWorkloads ---------------------------------------------------------
     def pod_job_name(self, pod: Mapping[str, Any]) -> str | None:
@@ -61,6 +61,15 @@ class LeaderWorkerSetKind(WebhookOnlyKind):
 
     def bound(self, lookup: ObjectLookup) -> JobKind:
         return self  # the group controller reads the Pods from their cache itself
+
+    # -- MultiKueue ----------------------------------------------------------------------
+    def remote_job(self, local: Job, *, workload_name: str, origin: str) -> dict[str, Any]:
+        return multikueue_adapter.remote_leaderworkerset(
+            local, workload_name=workload_name, origin=origin
+        )
+
+    def remote_workload_names(self, remote: Job) -> list[str]:
+        return multikueue_adapter.remote_workload_names(remote)
 
     # -- JobKind -------------------------------------------------------------------------
     def pod_sets(self, job: Job) -> list[PodSet]:

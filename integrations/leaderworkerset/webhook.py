@@ -5,8 +5,8 @@ Defaulting on create (only in namespaces `managedJobsNamespaceSelector` selects)
 gets its leader and worker templates marked: queue name, WorkloadPriorityClass,
 pod-suspending-parent `leaderworkerset.x-k8s.io/leaderworkerset` and pod-group-serving
 (the Pod webhook then gates every Pod; the group controller marks the rest on each Pod).
-Validation: the queue name is a valid object name, and not one leading to MultiKueue
-(fleetq does not dispatch LeaderWorkerSets yet); replicas between 0 and 1,000,000; the
+Validation: the queue name is a valid object name (one leading to MultiKueue is fine: the
+LeaderWorkerSet is dispatched whole); replicas between 0 and 1,000,000; the
 queue name is fixed (and may not go) while a replica is ready; WorkloadPriorityClass as
 every kind; and while Kueue manages it, the shape of each pod template (what the
 Workload's pod sets stand for: requests, nodeSelector, affinity, tolerations, ...) and the
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from core.api.validation.field_errors import FieldError, FieldPath
-from integrations.framework import job_metadata, job_validation
+from integrations.framework import job_validation
 from integrations.framework.job_defaulting import should_suspend
 from integrations.framework.job_metadata import Job, section
 from integrations.framework.labels import (
@@ -71,25 +71,10 @@ def _validate_replicas(lws: Job) -> list[FieldError]:
     return []
 
 
-def _validate_not_multikueue(lws: Job, ctx: WebhookContext) -> list[FieldError]:
-    queue = job_metadata.queue_name(lws)
-    if not queue or not ctx.multikueue_enabled or not ctx.leads_to_multikueue(queue):
-        return []
-    return [
-        job_validation.invalid_value(
-            job_validation.QUEUE_NAME_PATH,
-            queue,
-            "the LocalQueue leads to MultiKueue, which does not dispatch LeaderWorkerSets in "
-            "fleetq yet; use a queue without MultiKueue",
-        )
-    ]
-
-
 def validate_create(lws: Job, ctx: WebhookContext) -> list[FieldError]:
     return [
         *validate_pod_owner_create(lws),
         *_validate_replicas(lws),
-        *_validate_not_multikueue(lws, ctx),
     ]
 
 

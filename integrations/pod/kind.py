@@ -5,10 +5,11 @@ so beyond `JobKind` it is `ComposedJobs` (groups: `pod_group`), `SkipsJobs` (onl
 the webhook marked managed), `HoldsJobFinalizer` (its `kueue.x-k8s.io/managed`
 finalizer), `StopsByDeletion`, `ChildOfEveryKind` (a Job's pods are the Job's),
 `WebhooksInManagedNamespacesOnly` (its webhooks sit in the path of every pod creation, so
-they are registered for the managed namespaces only) and `LocalOnly`: MultiKueue does not
-dispatch plain Pods in fleetq (upstream does; see docs/pods.md), so the webhook refuses a
-Pod whose LocalQueue leads to MultiKueue. Each `JobKind` method takes a single Pod or a
-group as `pod_group.compose` builds it.
+they are registered for the managed namespaces only), and for MultiKueue
+`DispatchedWithoutManagedBy` and `StaysGatedWhenDispatched` (`multikueue_adapter`: the
+Pod, or every Pod of a group, is copied to the worker and runs there; the manager's stays
+gated and gets the worker's status). Each `JobKind` method takes a single Pod or a group
+as `pod_group.compose` builds it.
 """
 
 from __future__ import annotations
@@ -19,18 +20,11 @@ from typing import Any, Final
 from core.api.resource_flavor import ResourceFlavor
 from core.api.validation.field_errors import FieldError
 from core.api.workload import PodSet, ReclaimablePod, Workload
-from integrations.framework.job_kind import (
-    JobFinish,
-    JobResource,
-    JobWrite,
-    StatusSync,
-    StatusSyncDecision,
-)
+from integrations.framework.job_kind import JobFinish, JobResource, JobWrite, StatusSync
 from integrations.framework.job_metadata import Job
-from integrations.framework.multikueue_copy import remote_copy
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_matching import admitted_pod_sets
-from integrations.pod import admission, pod_group, status, webhook
+from integrations.pod import admission, multikueue_adapter, pod_group, status, webhook
 from integrations.pod import pod_fields as fields
 from integrations.pod.group_matching import ComposedMatch, match_group
 from integrations.pod.pod_sets import pod_pod_sets
@@ -52,7 +46,8 @@ class PodKind:
     stops_by_deletion = True
     child_of_every_kind = True
     webhooks_in_managed_namespaces_only = True
-    local_only = True
+    dispatched_without_managed_by = True
+    stays_gated_when_dispatched = True
 
     def skip(self, job: Job) -> bool:
         return not fields.is_managed(job)
@@ -135,11 +130,12 @@ class PodKind:
     def validate_update(self, old: Job, new: Job, ctx: WebhookContext) -> list[FieldError]:
         return webhook.validate_update(old, new, ctx)
 
+    # MultiKueue: called per Pod (a group is copied member by member).
     def remote_job(self, local: Job, *, workload_name: str, origin: str) -> dict[str, Any]:
-        return remote_copy(local, workload_name=workload_name, origin=origin)
+        return multikueue_adapter.remote_pod(local, workload_name=workload_name, origin=origin)
 
     def remote_status_sync(self, local: Job, remote: Job) -> StatusSync:
-        return StatusSync(StatusSyncDecision.NOT_MANAGED)
+        return multikueue_adapter.remote_status_sync(local, remote)
 
 
 POD: Final = PodKind()

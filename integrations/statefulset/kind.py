@@ -5,7 +5,8 @@ The job controller never runs for it: nothing of a StatefulSet is suspended, sta
 stopped; its Pods are, as one pod group. So the Job-like answers are those of a job with
 nothing to run (`WebhookOnlyKind`'s, `remote_job` included), the pod set is the group's,
 and its Pods are the objects it references (the manager watches them for the group
-controller). MultiKueue does not dispatch it here (`LocalOnly`).
+controller). MultiKueue dispatches it whole (`multikueue_adapter`, upstream v0.19.2's
+adapter; `DispatchedWithoutManagedBy`): no status comes back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from integrations.framework.job_metadata import Job
 from integrations.framework.referenced_objects import ObjectLookup
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.webhook_only_kind import WebhookOnlyKind
-from integrations.statefulset import groups, webhook
+from integrations.statefulset import groups, multikueue_adapter, webhook
 from integrations.statefulset import sts_fields as fields
 
 PODS: Final = JobResource("", "v1", "pods", "Pod")
@@ -34,7 +35,7 @@ class StatefulSetKind(WebhookOnlyKind):
     resource = JobResource(fields.GROUP, fields.VERSION, "statefulsets", fields.KIND)
     implied_frameworks: tuple[str, ...] = ("pod",)
     webhook_only = False
-    local_only = True
+    dispatched_without_managed_by = True
 
     # -- PrebuildsGroupWorkloads ---------------------------------------------------------
     def pod_job_name(self, pod: Mapping[str, Any]) -> str | None:
@@ -57,6 +58,12 @@ class StatefulSetKind(WebhookOnlyKind):
 
     def bound(self, lookup: ObjectLookup) -> JobKind:
         return self  # the group controller reads the Pods from their cache itself
+
+    # -- MultiKueue ----------------------------------------------------------------------
+    def remote_job(self, local: Job, *, workload_name: str, origin: str) -> dict[str, Any]:
+        return multikueue_adapter.remote_statefulset(
+            local, workload_name=workload_name, origin=origin
+        )
 
     # -- JobKind -------------------------------------------------------------------------
     def pod_sets(self, job: Job) -> list[PodSet]:

@@ -39,6 +39,9 @@ from integrations.framework.registry import DEFAULT_FRAMEWORKS
 from integrations.registry import REGISTRY
 
 WORKLOAD_KIND = "Workload"
+JOBS_BY_WORKLOAD = "multikueue-prebuilt-workload"
+"""Index of a worker's job caches: our jobs by the `namespace/name` of the Workload their
+prebuilt-workload name gives (the Pods of a pod group share one)."""
 
 
 _DEFAULT_JOB_KINDS = {
@@ -80,7 +83,11 @@ class RemoteCaches:
         self.jobs: dict[str, Informer[JsonDict]] = {}
         for framework, resource in kinds.jobs.items():
             informer: Informer[JsonDict] = Informer(
-                client, resource, into=dict, label_selector=selector
+                client,
+                resource,
+                into=dict,
+                label_selector=selector,
+                indexers={JOBS_BY_WORKLOAD: _prebuilt_workload_index},
             )
             informer.add_handlers(self._object_handlers(framework))
             self.jobs[framework] = informer
@@ -168,6 +175,11 @@ def workload_key(kind: str, obj: JsonDict) -> str | None:
         metadata.get("annotations") or {}
     ).get(PREBUILT_WORKLOAD_LABEL)
     return make_key(namespace_of(obj), str(name)) if name else None
+
+
+def _prebuilt_workload_index(obj: JsonDict) -> tuple[str, ...]:
+    key = workload_key("", obj)
+    return () if key is None else (key,)
 
 
 async def probe(client: KubeClient, resource: ResourceRef, timeout_seconds: float) -> None:

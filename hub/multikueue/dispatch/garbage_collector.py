@@ -5,8 +5,10 @@ workers connected at that moment; a worker that was away, or a hub that crashed 
 a delete and its pass, leaves copies behind. Every `interval_seconds` (upstream's
 gcInterval; 0 turns it off), and at once when a worker (re)connects — where leftovers
 are most likely — this walks each connected worker's origin-filtered caches:
-a copy whose manager Workload is missing or terminating loses its job, then itself; an
-origin-labelled job naming such a Workload (its prebuilt-workload label) goes too.
+a copy whose manager Workload is missing or terminating loses its job (every Pod of a pod
+group), then itself; an origin-labelled job naming such a Workload (its prebuilt-workload
+label) goes too, and a copy standing for several Workloads (a LeaderWorkerSet's) once all
+of them are gone.
 
 Safe by construction: it runs only after the manager's Workload cache has synced (an
 empty cache would make everything look orphaned), it only sees objects carrying our
@@ -30,7 +32,9 @@ from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.worker_events import WorkerConnected, WorkerEvent
 from hub.multikueue.dispatch.remote_writes import WORKLOAD_KIND, RemoteWrites
 from hub.multikueue.dispatch.workload_facts import Json, is_deleting, metadata
+from integrations.framework.job_kind import JobKind
 from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL
+from integrations.framework.multikueue_kinds import names_remote_workloads
 from integrations.framework.registry import FrameworkRegistry
 
 
@@ -99,14 +103,26 @@ class GarbageCollector:
                     failures=report.failures,
                 )
 
+    def _workload_keys(self, kind: JobKind, job: Json) -> list[str]:
+        """The Workloads a remote job is ours for: the one its prebuilt name gives, or those
+        the kind says a copy stands for (`NamesRemoteWorkloads`, a LeaderWorkerSet)."""
+        stands_for = names_remote_workloads(kind)
+        if stands_for is not None:
+            namespace = namespace_of(job)
+            return [make_key(namespace, name) for name in stands_for.remote_workload_names(job)]
+        key = prebuilt_workload_key(job)
+        return [] if key is None else [key]
+
     async def collect(self) -> CollectionReport:
         removed_workloads = removed_jobs = failures = 0
         for connection in self.registry.connections():
             client, caches = connection.client, connection.caches
             if client is None or caches is None:
                 continue
+            # Our jobs by the Workloads they are ours for; a job goes once every one of
+            # them is orphaned (a pod group's Pods go with their one Workload).
             job_list = [
-                (kind.resource, job)
+                (kind.resource, job, self._workload_keys(kind, job))
                 for kind in self.kinds
                 if (jobs := caches.jobs.get(kind.framework)) is not None
                 for job in jobs.store.list()
@@ -118,18 +134,29 @@ class GarbageCollector:
                     continue
                 if self.writes.pending.view(connection.name, WORKLOAD_KIND, key, remote) is None:
                     continue  # deleted already; the cache has not caught up
-                resource, job = next(
-                    ((r, j) for r, j in job_list if prebuilt_workload_key(j) == key),
-                    (None, None),
-                )
+                mine = [
+                    (resource, job)
+                    for resource, job, keys in job_list
+                    if key in keys and all(self.orphaned(k) for k in keys)
+                ]
                 try:
+                    for resource, job in mine:
+                        await self.writes.remove(
+                            client,
+                            connection.name,
+                            key,
+                            workload=None,
+                            jobs=(job,),
+                            job_resource=resource,
+                        )
+                        handled.add((resource.kind, object_key(job)))
                     await self.writes.remove(
                         client,
                         connection.name,
                         key,
                         workload=remote,
-                        job=job,
-                        job_resource=resource,
+                        jobs=(),
+                        job_resource=None,
                     )
                 except KubeError as error:
                     failures += 1
@@ -142,26 +169,23 @@ class GarbageCollector:
                     continue
                 self.writes.forget(key)
                 removed_workloads += 1
-                if job is not None and resource is not None:
-                    removed_jobs += 1
-                    handled.add((resource.kind, object_key(job)))
-            for resource, job in job_list:
-                owner = prebuilt_workload_key(job)
+                removed_jobs += len(mine)
+            for resource, job, keys in job_list:
                 if (
-                    owner is None
+                    not keys
                     or (resource.kind, object_key(job)) in handled
-                    or not self.orphaned(owner)
+                    or not all(self.orphaned(k) for k in keys)
                 ):
                     continue
-                if caches.workloads.store.get(owner) is not None:
-                    continue  # its copy is still there: removed together next round
+                if any(caches.workloads.store.get(k) is not None for k in keys):
+                    continue  # a copy is still there: removed together next round
                 try:
                     await self.writes.remove(
                         client,
                         connection.name,
-                        key or "",
+                        keys[0],
                         workload=None,
-                        job=job,
+                        jobs=(job,),
                         job_resource=resource,
                     )
                 except KubeError as error:
@@ -173,6 +197,7 @@ class GarbageCollector:
                         error=str(error),
                     )
                     continue
-                self.writes.forget(owner)
+                for k in keys:
+                    self.writes.forget(k)
                 removed_jobs += 1
         return CollectionReport(removed_workloads, removed_jobs, failures)

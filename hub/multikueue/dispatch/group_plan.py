@@ -82,10 +82,17 @@ class RemoteSlot:
     workload: Json | None = None
     """Our copy of the Workload (None: none, or the worker is not connected)."""
     job: Json | None = None
-    """Our copy of the owner job for this Workload, if any."""
+    """Our copy of the owner job for this Workload, if any (the first, when it is copied
+    as several objects: the Pods of a pod group)."""
     job_finished: bool = False
-    """`job` shows a final status (its kind's `finished`)."""
+    """`job` shows a final status (its kind's `finished`; a pod group's, of all `jobs`)."""
     disconnected_since: float | None = None
+    jobs: tuple[Json, ...] = ()
+    """Every object of our copy of the owner job (`job` among them)."""
+
+    def __post_init__(self) -> None:
+        if self.job is not None and not self.jobs:
+            object.__setattr__(self, "jobs", (self.job,))
 
     @property
     def holds_objects(self) -> bool:

@@ -14,7 +14,7 @@ Every write is counted per worker and per workload (`writes_for`), for the metri
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -128,13 +128,14 @@ class RemoteWrites:
         key: str,
         *,
         workload: Json | None,
-        job: Json | None,
+        jobs: Sequence[Json],
         job_resource: JobResource | None,
     ) -> None:
-        """Remove our job (of `job_resource`'s kind), then our Workload copy (either may be
-        None)."""
-        if job is not None and job_resource is not None:
-            await self._delete(client, cluster, key, job_resource, job, kind=job_resource.kind)
+        """Remove our job's objects (of `job_resource`'s kind: one, or a pod group's Pods),
+        then our Workload copy (None: none)."""
+        if job_resource is not None:
+            for job in jobs:
+                await self._delete(client, cluster, key, job_resource, job, kind=job_resource.kind)
         if workload is None:
             return
         if not is_ours(workload, self.origin):  # the caches hold only ours; never trust blindly

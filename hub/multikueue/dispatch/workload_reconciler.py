@@ -29,11 +29,19 @@ from core.kube.client import KubeClient
 from core.kube.errors import KubeError, NotFound
 from core.kube.informer import EventHandlers
 from core.kube.micro_time import utc_now
-from core.kube.object_meta import make_key, namespace_of, object_key, resource_version_of, uid_of
+from core.kube.object_meta import (
+    make_key,
+    name_of,
+    namespace_of,
+    object_key,
+    resource_version_of,
+    uid_of,
+)
 from core.kube.object_store import ObjectStore
 from core.kube.status_writer import write_status
 from core.kube.workqueue import WorkQueue
 from hub.multikueue.connections.registry import WorkerRegistry, WorkerView
+from hub.multikueue.connections.remote_caches import JOBS_BY_WORKLOAD
 from hub.multikueue.connections.worker_events import (
     CapacityChanged,
     ConfigChanged,
@@ -42,6 +50,7 @@ from hub.multikueue.connections.worker_events import (
     WorkerDisconnected,
     WorkerEvent,
 )
+from hub.multikueue.dispatch import owner_objects
 from hub.multikueue.dispatch.dispatch_metrics import DispatchMetrics
 from hub.multikueue.dispatch.dispatchers import (
     Dispatcher,
@@ -75,6 +84,7 @@ from hub.multikueue.dispatch.remote_writes import (
     RemoteWrites,
 )
 from hub.multikueue.dispatch.settings import DispatchSettings
+from hub.multikueue.dispatch.sibling_placement import sibling_placement
 from hub.multikueue.dispatch.workload_facts import (
     Json,
     admission_checks,
@@ -83,12 +93,17 @@ from hub.multikueue.dispatch.workload_facts import (
     controller_owner,
     find_check,
     has_quota_reservation,
+    is_deleting,
     is_finished,
     true_condition,
 )
+from integrations.framework.job_capabilities import composed
 from integrations.framework.job_kind import JobKind
-from integrations.framework.labels import PREBUILT_WORKLOAD_LABEL
 from integrations.framework.multikueue_copy import managed_by_multikueue
+from integrations.framework.multikueue_kinds import (
+    dispatched_without_managed_by,
+    names_remote_workloads,
+)
 from integrations.framework.registry import FrameworkRegistry
 
 Store = ObjectStore[dict[str, Any]]
@@ -108,10 +123,6 @@ def newer(candidate: str, than: str) -> bool:
 def _owner_key(framework: str, job_key: str) -> str:
     """A job's key across kinds: a Job and a JobSet may share a name."""
     return f"{framework}:{job_key}"
-
-
-def _labels(obj: Json) -> Mapping[str, Any]:
-    return (obj.get("metadata") or {}).get("labels") or {}
 
 
 class WorkloadReconciler:
@@ -138,6 +149,11 @@ class WorkloadReconciler:
         self.workloads = workloads
         self.jobs = jobs
         """The manager's jobs, one cache per enabled kind (by framework name)."""
+        for kind in kinds:
+            parts = composed(kind)
+            store = jobs.get(kind.framework)
+            if parts is not None and store is not None:
+                store.add_indexer(owner_objects.MEMBERS_INDEX, owner_objects.members_index(parts))
         self.kinds = kinds
         self.writes = writes
         self.metrics = metrics
@@ -160,8 +176,12 @@ class WorkloadReconciler:
         )
 
     def job_handlers(self, kind: JobKind) -> EventHandlers[dict[str, Any]]:
+        parts = composed(kind)
+
         def changed(job: dict[str, Any]) -> None:
-            for key in self._owned_by_job.get(_owner_key(kind.framework, object_key(job)), ()):
+            group = parts.composed_name(job) if parts is not None else None
+            job_key = make_key(namespace_of(job), group) if group else object_key(job)
+            for key in self._owned_by_job.get(_owner_key(kind.framework, job_key), ()):
                 self.queue.add(key)
 
         return EventHandlers(
@@ -195,7 +215,12 @@ class WorkloadReconciler:
         key = object_key(workload)
         owner_key = self._owner_job_key(workload)
         if owner_key is not None:
-            self._owned_by_job.setdefault(owner_key, set()).add(key)
+            siblings = self._owned_by_job.setdefault(owner_key, set())
+            siblings.add(key)
+            kind = self._owner_kind(workload)
+            if cluster_name(workload) and kind is not None and names_remote_workloads(kind):
+                for sibling in siblings - {key}:  # waiting for this one's worker
+                    self.queue.add(sibling)
         # Waiting for a worker to be chosen: a new capacity report may change the choice.
         # Once nominated, only the nomination's own timeout moves it on, so capacity
         # reports (every few seconds from every worker) need not re-queue it.
@@ -231,15 +256,22 @@ class WorkloadReconciler:
         return None if owner is None else self.kinds.for_owner(owner.api_version, owner.kind)
 
     def _owner_job_key(self, workload: Json) -> str | None:
+        """The owner job's key: a pod group's by its name (any member's change counts)."""
         owner = controller_owner(workload)
         kind = self._owner_kind(workload)
         if owner is None or kind is None:
             return None
-        return _owner_key(kind.framework, make_key(namespace_of(workload), owner.name))
+        group = owner_objects.group_of(kind, workload)
+        name = group[1] if group is not None else owner.name
+        return _owner_key(kind.framework, make_key(namespace_of(workload), name))
 
-    def _local_job(self, kind: JobKind, local: Json, name: str) -> Json | None:
+    def _local_job(self, kind: JobKind, local: Json) -> Json | None:
+        """The manager's owner job of `local` (a pod group: its members composed)."""
         store = self.jobs.get(kind.framework)
-        return None if store is None else store.get(make_key(namespace_of(local), name))
+        owner = controller_owner(local)
+        if store is None or owner is None:
+            return None
+        return owner_objects.local_job(kind, local, owner, store)
 
     def is_removing(self, key: str) -> bool:
         """Whether a pass for this deleted Workload is still removing its copies."""
@@ -323,9 +355,11 @@ class WorkloadReconciler:
             return f'No multikueue adapter found for owner kind "{owner.gvk_text}"', False, None
         if deleted:
             return None, False, owner.name
-        job = self._local_job(kind, local, owner.name)
-        if job is None or (owner.uid and uid_of(job) != owner.uid):
+        job = self._local_job(kind, local)
+        if job is None:
             return None, True, owner.name
+        if dispatched_without_managed_by(kind):
+            return None, False, owner.name  # no managedBy: every queued one is dispatched
         managed, reason = managed_by_multikueue(kind.managed_by(job))
         if not managed:
             return f"The owner is not managed by Kueue: {reason}", False, owner.name
@@ -340,20 +374,43 @@ class WorkloadReconciler:
                 view.name, False, disconnected_since=None if since is None else since.timestamp()
             )
         pending = self.writes.pending
-        job = None
         kind = self._owner_kind(local)
         jobs = None if kind is None else caches.jobs.get(kind.framework)
-        if owner is not None and kind is not None and jobs is not None:
-            job_key = make_key(namespace_of(local), owner)
-            candidate = pending.view(
-                view.name, kind.resource.kind, job_key, jobs.store.get(job_key)
+        remote: list[Json] = []
+        facts = controller_owner(local)
+        if owner is not None and kind is not None and jobs is not None and facts is not None:
+            names = owner_objects.copied_names(kind, local, facts, self._local_job(kind, local))
+            if owner_objects.group_of(kind, local) is not None:
+                indexed = jobs.store.by_index(JOBS_BY_WORKLOAD, key)
+                names = list(dict.fromkeys([*names, *(name_of(o) for o in indexed)]))
+            resource_kind = kind.resource.kind
+            remote = owner_objects.remote_objects(
+                kind,
+                local,
+                names,
+                jobs.store,
+                lambda job_key, cached: pending.view(view.name, resource_kind, job_key, cached),
             )
-            name = key.rpartition("/")[2]
-            if candidate is not None and _labels(candidate).get(PREBUILT_WORKLOAD_LABEL) == name:
-                job = candidate
         workload = pending.view(view.name, WORKLOAD_KIND, key, caches.workloads.store.get(key))
-        finished = job is not None and kind is not None and kind.finished(job) is not None
-        return RemoteSlot(view.name, True, workload=workload, job=job, job_finished=finished)
+        finished = kind is not None and self._remote_finished(kind, local, remote)
+        return RemoteSlot(
+            view.name,
+            True,
+            workload=workload,
+            job=remote[0] if remote else None,
+            job_finished=finished,
+            jobs=tuple(remote),
+        )
+
+    def _remote_finished(self, kind: JobKind, local: Json, remote: list[Json]) -> bool:
+        """Whether our copies show a final status (a pod group's: composed)."""
+        if not remote:
+            return False
+        group = owner_objects.group_of(kind, local)
+        if group is None:
+            return kind.finished(remote[0]) is not None
+        parts, name = group
+        return kind.finished(parts.compose(namespace_of(local), name, remote)) is not None
 
     # -- doing --------------------------------------------------------------------------
 
@@ -469,14 +526,32 @@ class WorkloadReconciler:
             "multikueue.remove_copy", workload=snapshot.key, cluster=step.cluster, why=step.why
         )
         kind = self._owner_kind(snapshot.local)
+        jobs = slot.jobs if kind is not None else ()
+        if kind is not None and jobs and self._copy_shared(kind, snapshot, jobs[0]):
+            jobs = ()  # a sibling Workload still runs in that copy (a LeaderWorkerSet)
         await self.writes.remove(
             self._worker_client(step.cluster),
             step.cluster,
             snapshot.key,
             workload=slot.workload,
-            job=slot.job if kind is not None else None,
+            jobs=jobs,
             job_resource=kind.resource if kind is not None else None,
         )
+
+    def _copy_shared(self, kind: JobKind, snapshot: GroupSnapshot, remote: Json) -> bool:
+        """Whether another live manager Workload stands for the same remote copy."""
+        stands_for = names_remote_workloads(kind)
+        if stands_for is None:
+            return False
+        namespace = namespace_of(snapshot.local)
+        for name in stands_for.remote_workload_names(remote):
+            other = make_key(namespace, name)
+            if other == snapshot.key:
+                continue
+            sibling = self.workloads.get(other)
+            if sibling is not None and not is_deleting(sibling) and not is_finished(sibling):
+                return True
+        return False
 
     async def _create(self, snapshot: GroupSnapshot, cluster: str) -> None:
         created = await self.writes.create_workload(
@@ -511,21 +586,27 @@ class WorkloadReconciler:
         kind = self._owner_kind(snapshot.local)
         if slot is None or owner is None or kind is None:
             return
-        local_job = self._local_job(kind, snapshot.local, owner.name)
+        local_job = self._local_job(kind, snapshot.local)
         if local_job is None:
             if step.final:
                 return
             raise RetryNeeded("the owner job is not in the cache")
-        outcome = await self.job_sync.sync(
-            kind,
-            worker=self._worker_client(step.cluster),
-            cluster=step.cluster,
-            key=snapshot.key,
-            workload_name=snapshot.key.rpartition("/")[2],
-            local_job=local_job,
-            remote=slot.job,
-            final=step.final,
-        )
+        outcome = JobSyncOutcome.IN_SYNC
+        remote_by_name = {name_of(job): job for job in slot.jobs}
+        for local_object in owner_objects.local_objects(kind, snapshot.local, local_job):
+            result = await self.job_sync.sync(
+                kind,
+                worker=self._worker_client(step.cluster),
+                cluster=step.cluster,
+                key=snapshot.key,
+                workload_name=snapshot.key.rpartition("/")[2],
+                local_job=local_object,
+                remote=remote_by_name.get(name_of(local_object)),
+                final=step.final,
+            )
+            if result in (JobSyncOutcome.NAME_TAKEN, JobSyncOutcome.LOCAL_SUSPENDED):
+                outcome = result
+                break
         if outcome is JobSyncOutcome.NAME_TAKEN:
             # Never mark the workload placed where its job cannot run; never touch the
             # worker's own job either. Retried with backoff (as upstream) until it is gone.
@@ -540,9 +621,37 @@ class WorkloadReconciler:
             if not step.final:
                 self.queue.add_after(snapshot.key, self.settings.local_suspended_retry_seconds)
 
+    def _siblings(self, local: Json) -> list[Json] | None:
+        """The other live Workloads of the same job when they must share its worker (a
+        LeaderWorkerSet's groups, `sibling_placement`); None for any other kind."""
+        kind = self._owner_kind(local)
+        owner = controller_owner(local)
+        if kind is None or owner is None or names_remote_workloads(kind) is None:
+            return None
+        key = object_key(local)
+        return [
+            w
+            for w in self.workloads.list(namespace_of(local))
+            if object_key(w) != key
+            and not is_deleting(w)
+            and not is_finished(w)
+            and (facts := controller_owner(w)) is not None
+            and facts.uid == owner.uid
+            and facts.kind == owner.kind
+        ]
+
     async def _dispatch(self, snapshot: GroupSnapshot) -> None:
         check = find_check(snapshot.local, snapshot.check)
         assert check is not None
+        siblings = self._siblings(snapshot.local)
+        if siblings is not None:
+            placement = sibling_placement(snapshot.local, siblings)
+            if placement.wait:
+                return  # a sibling's placement brings it back (`_workload_seen`)
+            if placement.cluster is not None:
+                steps = plan_nomination(snapshot, (placement.cluster,), write=True)
+                await self.execute(snapshot, steps)
+                return
         request = DispatchRequest(
             key=snapshot.key,
             local=snapshot.local,

@@ -168,6 +168,7 @@ class Fleet:
         nomination_timeout: float = 60.0,
         gc_interval: float = 1.0,
         config_clusters: Sequence[int] = (0, 1),
+        frameworks: Sequence[str] | None = None,
     ) -> MultiKueueDispatch:
         for index in range(2):
             await self.put_secret(index)
@@ -181,6 +182,7 @@ class Fleet:
         await self.queues()
         configuration = dataclasses.replace(
             Configuration(),
+            **({} if frameworks is None else {"frameworks": tuple(frameworks)}),
             namespace=self.ns,
             multikueue=MultiKueueSettings(
                 gc_interval_seconds=gc_interval,

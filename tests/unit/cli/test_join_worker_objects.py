@@ -85,7 +85,14 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},
         ("kueue.x-k8s.io", "localqueues"): {"get"},
         ("kueue.x-k8s.io", "resourceflavors"): {"get"},
-        ("", "pods"): {"get", "list"},
+        # Pods, StatefulSets and LeaderWorkerSets are dispatched whole; the pods rule
+        # for `fleetq logs` (get, list) is within the Pod kind's.
+        ("", "pods"): full,
+        ("", "pods/status"): full,
+        ("apps", "statefulsets"): full,
+        ("apps", "statefulsets/status"): full,
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"): full,
+        ("leaderworkerset.x-k8s.io", "leaderworkersets/status"): full,
         ("", "pods/log"): {"get"},
     }
 

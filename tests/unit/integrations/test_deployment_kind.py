@@ -78,7 +78,7 @@ def test_deployment_is_webhook_only_and_enables_pods() -> None:
     enabled = REGISTRY.enabled(["batch/job", "deployment"])
     assert enabled.names == ("batch/job", "pod", "deployment")
     assert capabilities.reconciled(enabled) == (enabled.get("batch/job"), POD)
-    assert capabilities.dispatchable(enabled) == (enabled.get("batch/job"),)
+    assert capabilities.dispatchable(enabled) == (enabled.get("batch/job"), POD)
     assert enabled.queued_as_a_whole == frozenset({("batch", "Job")})
     configuration = Configuration(frameworks=("deployment",))
     assert configuration.job_kinds.names == ("pod", "deployment")

@@ -218,18 +218,17 @@ def test_replicas_are_bounded_and_the_queue_is_fixed_while_a_replica_is_ready() 
     assert "queue-name" in str(LEADERWORKERSET.validate_update(old, moved, ctx))
 
 
-def test_lws_enables_pods_prebuilds_its_workloads_and_is_not_dispatched() -> None:
+def test_lws_enables_pods_prebuilds_its_workloads_and_is_dispatched() -> None:
     assert REGISTRY.enabled([FRAMEWORK]).names == ("pod", FRAMEWORK)
     assert prebuilds_group_workloads(LEADERWORKERSET) is LEADERWORKERSET
     assert not capabilities.is_webhook_only(LEADERWORKERSET)
-    assert capabilities.is_local_only(LEADERWORKERSET)
-    assert LEADERWORKERSET not in capabilities.dispatchable(REGISTRY)
+    assert not capabilities.is_local_only(LEADERWORKERSET)
+    assert LEADERWORKERSET in capabilities.dispatchable(REGISTRY)
 
 
-def test_an_lws_on_a_multikueue_queue_is_refused_rather_than_run_on_the_manager() -> None:
-    ctx = WebhookContext(leads_to_multikueue=lambda queue: queue == "team")
-    assert "MultiKueue" in str(LEADERWORKERSET.validate_create(queued(), ctx))
-    assert LEADERWORKERSET.validate_create(queued(), WebhookContext()) == []
+def test_an_lws_on_a_multikueue_queue_is_accepted_to_be_dispatched() -> None:
+    ctx = WebhookContext(multikueue_enabled=True, leads_to_multikueue=lambda queue: True)
+    assert LEADERWORKERSET.validate_create(queued(), ctx) == []
 
 
 def test_its_statefulsets_copies_of_the_marked_templates_are_left_to_it() -> None:

@@ -162,11 +162,9 @@ def test_validation_follows_upstreams_pod_rules() -> None:
     assert "positive integer" in _messages(POD.validate_create(bad_count.obj(), ctx))
 
 
-def test_a_queued_pod_may_not_name_a_queue_leading_to_multikueue() -> None:
+def test_a_queued_pod_may_name_a_queue_leading_to_multikueue() -> None:
     ctx = WebhookContext(leads_to_multikueue=lambda queue: queue == "team")
-    errors = POD.validate_create(queued_pod(), ctx)
-    assert "does not dispatch plain Pods" in _messages(errors)
-    assert POD.validate_create(queued_pod(), WebhookContext()) == []
+    assert POD.validate_create(queued_pod(), ctx) == []
 
 
 def test_a_running_pods_queue_and_group_name_cannot_change() -> None:
@@ -306,8 +304,8 @@ def test_with_pods_enabled_every_other_kind_owns_its_pods() -> None:
     assert without.queued_as_a_whole == frozenset()
 
 
-def test_multikueue_never_dispatches_pods() -> None:
-    assert POD not in capabilities.dispatchable(REGISTRY.kinds)
+def test_multikueue_dispatches_pods() -> None:
+    assert POD in capabilities.dispatchable(REGISTRY.kinds)
     assert REGISTRY.get("batch/job") in capabilities.dispatchable(REGISTRY.kinds)
 
 

@@ -187,5 +187,5 @@ def test_other_statefulsets_are_left_alone_and_statefulset_enables_pods() -> Non
     assert STATEFULSET.validate_update(plain, with_replicas(plain, 4), WebhookContext()) == []
     assert prebuilds_group_workloads(STATEFULSET) is STATEFULSET
     assert not capabilities.is_webhook_only(STATEFULSET)
-    assert STATEFULSET not in capabilities.dispatchable(REGISTRY)
+    assert STATEFULSET in capabilities.dispatchable(REGISTRY)
     assert REGISTRY.enabled(["statefulset"]).names == ("pod", "statefulset")
