@@ -149,7 +149,20 @@ class Helm:
         values_file = self.tmp / f"{name}.yaml"
         values_file.write_text(yaml.safe_dump(values))
         chart_dir = str(REPO / "charts" / chart)
-        self.run(access, "install", name, chart_dir, "-n", namespace, "-f", str(values_file))
+        # --force-conflicts: a hub run earlier in the session pointed the converted CRDs'
+        # webhook at itself, and helm 4's server-side apply of crds/ would refuse to take
+        # those fields back (docs/crds.md says users reinstalling do the same).
+        self.run(
+            access,
+            "install",
+            name,
+            chart_dir,
+            "-n",
+            namespace,
+            "-f",
+            str(values_file),
+            "--force-conflicts",
+        )
         try:
             manifest = self.run(access, "get", "manifest", name, "-n", namespace)
             objects = [doc for doc in yaml.safe_load_all(manifest) if doc]
