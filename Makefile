@@ -60,7 +60,7 @@ test-e2e: install fleet-tools
 
 # One pytest run for every tier, so the fleet starts once for the whole session.
 test: install fleet-tools lint typecheck
-	$(BIN)/pytest tests -q -rfEs $(PYTEST_ARGS)
+	$(BIN)/pytest tests -q -rfEs --durations=30 $(PYTEST_ARGS)
 
 # The image, from the Dockerfile, on a Debian base made by mmdebstrap (no image registry);
 # needs podman, buildah, runc and mmdebstrap (.ci/run installs them). docs/install.md §1.

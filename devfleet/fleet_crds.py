@@ -51,15 +51,25 @@ def install_crds(member: ClusterAccess, timeout: float = 60.0) -> None:
 def _update(api: Any, name: str, manifest: JsonDict) -> None:
     """Replace CRD `name` when its spec is not the committed one (conversion client kept)."""
     current = api.api_client.sanitize_for_serialization(api.read_custom_resource_definition(name))
-    wanted = copy.deepcopy(manifest)
-    kept = ((current["spec"].get("conversion") or {}).get("webhook") or {}).get("clientConfig")
-    wanted_webhook = (wanted["spec"].get("conversion") or {}).get("webhook")
-    if kept and wanted_webhook is not None:
-        wanted_webhook["clientConfig"] = kept
+    wanted = keeping_conversion_client(current, manifest)
     if _comparable(current["spec"]) == _comparable(wanted["spec"]):
         return
     wanted["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
     api.replace_custom_resource_definition(name, wanted)
+
+
+def keeping_conversion_client(current: JsonDict, manifest: JsonDict) -> JsonDict:
+    """`manifest` with the conversion webhook's clientConfig of `current` (the CRD on the
+    cluster), where a hub has pointed it at itself: writing the committed Service over a
+    hub's URL would leave both, which the apiserver refuses, or take the hub's webhook away."""
+    kept = (((current.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get(
+        "clientConfig"
+    )
+    wanted = copy.deepcopy(manifest)
+    wanted_webhook = ((wanted.get("spec") or {}).get("conversion") or {}).get("webhook")
+    if kept and wanted_webhook is not None:
+        wanted_webhook["clientConfig"] = kept
+    return wanted
 
 
 def _comparable(spec: JsonDict) -> JsonDict:

@@ -149,9 +149,10 @@ class Helm:
         values_file = self.tmp / f"{name}.yaml"
         values_file.write_text(yaml.safe_dump(values))
         chart_dir = str(REPO / "charts" / chart)
-        # --force-conflicts: a hub run earlier in the session pointed the converted CRDs'
-        # webhook at itself, and helm 4's server-side apply of crds/ would refuse to take
-        # those fields back (docs/crds.md says users reinstalling do the same).
+        # --skip-crds: `kueue_crds` installed them, and a hub run earlier in the session
+        # pointed the converted CRDs' webhook at itself (its URL), which helm 4's
+        # server-side apply of crds/ would refuse to take back, or leave beside the
+        # chart's Service (docs/crds.md). These tests are about the charts' identities.
         self.run(
             access,
             "install",
@@ -161,7 +162,7 @@ class Helm:
             namespace,
             "-f",
             str(values_file),
-            "--force-conflicts",
+            "--skip-crds",
         )
         try:
             manifest = self.run(access, "get", "manifest", name, "-n", namespace)
