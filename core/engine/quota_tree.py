@@ -91,12 +91,18 @@ class QuotaNode:
             yield node
             node = node.parent
 
-    def subtree_cluster_queues(self) -> list[QuotaNode]:
+    def subtree_cluster_queues(self, _seen: set[int] | None = None) -> list[QuotaNode]:
+        """The ClusterQueues below this node. A cohort met twice (a cycle of cohorts, which
+        the engine keeps from admitting) is walked once, so the walk ends."""
         if not self.is_cohort:
             return [self]
+        seen = set() if _seen is None else _seen
+        if id(self) in seen:
+            return []
+        seen.add(id(self))
         out = list(self.child_cqs)
         for child in self.child_cohorts:
-            out.extend(child.subtree_cluster_queues())
+            out.extend(child.subtree_cluster_queues(seen))
         return out
 
     def borrowing_with(self, fr: FlavorResource, val: int) -> bool:

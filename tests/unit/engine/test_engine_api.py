@@ -12,6 +12,7 @@ from core.engine.model import (
     AdmissionCheck,
     AdmissionCheckRule,
     ClusterQueue,
+    Cohort,
     FlavorQuotas,
     LocalQueue,
     Namespace,
@@ -246,3 +247,14 @@ def test_a_workload_never_waiting_gets_no_condition() -> None:
     e = engine()
     e.add_workload(wl("solo", 1000))
     assert e.set_waiting_for_replacement_pods("ns/solo", False) == {}
+
+
+def test_cohort_figures_end_for_cohorts_in_a_cycle() -> None:
+    e = engine()
+    e.upsert_cohort(Cohort(name="left", parent="right"))
+    e.upsert_cohort(Cohort(name="right", parent="left"))
+    e.upsert_cluster_queue(dataclasses.replace(ClusterQueue(name="looped"), cohort="left"))
+    for name in ("left", "right"):
+        figures = e.cohort_figures(name)
+        assert figures is not None, "the metrics of a looped cohort are still reported"
+        assert figures.admitted_workloads == 0
