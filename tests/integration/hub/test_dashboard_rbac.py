@@ -115,7 +115,9 @@ async def test_views_and_actions_follow_the_users_rbac(hubs: Any, cluster: Any) 
             path = f"/api/views/workloads?namespace={cluster.namespace}"
             async with http.get(base + path, headers=bearer(viewer)) as reply:
                 rows = (await reply.json())["rows"] if reply.status == 200 else []
-            return rows if [r["name"] for r in rows] == ["shown"] else None
+            # Listed first as pending, then admitted: wait for the admitted row.
+            admitted = [r for r in rows if r["state"] in ("admitted", "quotareserved")]
+            return admitted if [r["name"] for r in admitted] == ["shown"] else None
 
         [row] = await cluster.eventually(viewer_sees_workload, what="the workloads view")
         assert row["clusterQueue"] == cq and row["state"] in ("admitted", "quotareserved")
