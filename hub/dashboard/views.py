@@ -155,6 +155,27 @@ def _active(status: Json) -> tuple[bool, str]:
     return False, "Unknown"
 
 
+def _queue_state(spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """What ClusterQueues and LocalQueues both show: Active, stop policy, workload counts."""
+    active, reason = _active(status)
+    return {
+        "active": active,
+        "reason": reason,
+        "stopPolicy": spec.get("stopPolicy") or "None",
+        "pending": status.get("pendingWorkloads", 0),
+        "reserving": status.get("reservingWorkloads", 0),
+        "admitted": status.get("admittedWorkloads", 0),
+    }
+
+
+def _fair_share(spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """A Cohort's or ClusterQueue's fair-sharing weight and its current weighted share."""
+    return {
+        "weight": (spec.get("fairSharing") or {}).get("weight"),
+        "weightedShare": (status.get("fairSharing") or {}).get("weightedShare"),
+    }
+
+
 def queues_view(source: DashboardSource) -> dict[str, Any]:
     cohorts = []
     for cohort in source.cohorts():
@@ -163,44 +184,30 @@ def queues_view(source: DashboardSource) -> dict[str, Any]:
             {
                 "name": _meta(cohort).get("name"),
                 "parent": spec.get("parentName") or "",
-                "weight": ((spec.get("fairSharing") or {}).get("weight")),
-                "weightedShare": ((status.get("fairSharing") or {}).get("weightedShare")),
+                **_fair_share(spec, status),
             }
         )
     cluster_queues = []
     for cq in source.cluster_queues():
         spec, status = cq.get("spec") or {}, cq.get("status") or {}
-        active, reason = _active(status)
         cluster_queues.append(
             {
                 "name": _meta(cq).get("name"),
                 "cohort": spec.get("cohortName") or "",
-                "active": active,
-                "reason": reason,
-                "stopPolicy": spec.get("stopPolicy") or "None",
-                "pending": status.get("pendingWorkloads", 0),
-                "reserving": status.get("reservingWorkloads", 0),
-                "admitted": status.get("admittedWorkloads", 0),
-                "weight": ((spec.get("fairSharing") or {}).get("weight")),
-                "weightedShare": ((status.get("fairSharing") or {}).get("weightedShare")),
+                **_queue_state(spec, status),
+                **_fair_share(spec, status),
                 "usage": _usage_rows(status, spec),
             }
         )
     local_queues = []
     for lq in source.local_queues():
         spec, status = lq.get("spec") or {}, lq.get("status") or {}
-        active, reason = _active(status)
         local_queues.append(
             {
                 "namespace": _meta(lq).get("namespace"),
                 "name": _meta(lq).get("name"),
                 "clusterQueue": spec.get("clusterQueue") or "",
-                "active": active,
-                "reason": reason,
-                "stopPolicy": spec.get("stopPolicy") or "None",
-                "pending": status.get("pendingWorkloads", 0),
-                "reserving": status.get("reservingWorkloads", 0),
-                "admitted": status.get("admittedWorkloads", 0),
+                **_queue_state(spec, status),
             }
         )
     key = lambda row: (row.get("namespace") or "", row["name"] or "")  # noqa: E731

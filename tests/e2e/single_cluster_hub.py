@@ -133,9 +133,16 @@ def gpu_queue(
         create_kueue_object(custom, "clusterqueues", cq_body)
         create_kueue_object(custom, "localqueues", lq_body, namespace)
     yield namespace, flavor, cq
-    with worker.api_client() as api_client:
+    delete_kueue_cluster_objects(worker, [("clusterqueues", cq), ("resourceflavors", flavor)])
+
+
+def delete_kueue_cluster_objects(member: ClusterAccess, objects: list[tuple[str, str]]) -> None:
+    """Delete cluster-scoped Kueue objects (plural, name) and wait until each is gone: the
+    hub drops its finalizers; one still held after 15 s has them cleared, so a test's
+    teardown never leaves an object behind."""
+    with member.api_client() as api_client:
         custom = client.CustomObjectsApi(api_client)
-        for plural, name in (("clusterqueues", cq), ("resourceflavors", flavor)):
+        for plural, name in objects:
             with contextlib.suppress(client.ApiException):
                 custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
             deadline = time.monotonic() + 15

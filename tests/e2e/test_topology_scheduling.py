@@ -16,7 +16,6 @@ three.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,7 +29,12 @@ from devfleet.multikueue_fleet import MultiKueueFleet
 from devfleet.polling import until
 from tests.builders import ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor, kwok_job
 from tests.e2e.multikueue_fixtures import ClusterView
-from tests.e2e.single_cluster_hub import GROUP, VERSION, create_kueue_object
+from tests.e2e.single_cluster_hub import (
+    GROUP,
+    VERSION,
+    create_kueue_object,
+    delete_kueue_cluster_objects,
+)
 
 POOL = "fleetq.dev/node-pool"
 BLOCK, RACK, HOST = "fleetq.dev/block", "fleetq.dev/rack", "kubernetes.io/hostname"
@@ -52,26 +56,6 @@ def _tas_flavor(name: str, topology: str) -> dict[str, Any]:
     body = ResourceFlavor(name).node_labels({POOL: "tas"}).toleration(TOLERATION).obj()
     body["spec"]["topologyName"] = topology
     return body
-
-
-def _delete_cluster_objects(member: ClusterAccess, objects: list[tuple[str, str]]) -> None:
-    with member.api_client() as api_client:
-        custom = client.CustomObjectsApi(api_client)
-        for plural, name in objects:
-            with contextlib.suppress(client.ApiException):
-                custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:
-                try:
-                    custom.get_cluster_custom_object(GROUP, VERSION, plural, name)
-                except client.ApiException:
-                    break
-                time.sleep(0.3)
-            else:
-                with contextlib.suppress(client.ApiException):
-                    custom.patch_cluster_custom_object(
-                        GROUP, VERSION, plural, name, {"metadata": {"finalizers": None}}
-                    )
 
 
 @pytest.fixture
@@ -96,7 +80,7 @@ def tas_queue(hub_process: dict[str, Any], namespace_factory: Any) -> Iterator[t
             custom, "localqueues", LocalQueue("team").cluster_queue(cq).obj(), namespace
         )
     yield namespace, worker.name
-    _delete_cluster_objects(
+    delete_kueue_cluster_objects(
         worker, [("clusterqueues", cq), ("resourceflavors", flavor), ("topologies", topology)]
     )
 
@@ -267,12 +251,12 @@ def mk_tas_queues(
                 mk_namespace,
             )
     yield mk, name
-    _delete_cluster_objects(
+    delete_kueue_cluster_objects(
         mk.fleet.manager,
         [("clusterqueues", name), ("resourceflavors", f"{name}-hub"), ("topologies", name)],
     )
     for worker in mk.workers:
-        _delete_cluster_objects(
+        delete_kueue_cluster_objects(
             worker, [("clusterqueues", name), ("resourceflavors", name), ("topologies", name)]
         )
 

@@ -25,12 +25,13 @@ import pytest
 from core.api.registry import kind_info
 from core.kube.client import KubeClient, PatchType
 from core.kube.errors import AlreadyExists, NotFound
-from core.kube.resources import NAMESPACES, NODES, PODS, Resource
+from core.kube.resources import NAMESPACES, NODES, PODS
 from core.manager import watched_kinds as kinds
 from core.manager.configuration import Configuration, LeaderElection
 from devfleet.cluster_access import RunningFleet
 from tests.builders import GPU, ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor, Workload
 from tests.integration.polling import eventually
+from tests.integration.rbac_resources import SERVICE_ACCOUNTS
 from worker_agent.agent import Agent, AgentOptions
 from worker_agent.capacity_publisher import PublisherSettings
 
@@ -38,7 +39,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 POOL_LABEL = "fleetq.test/agent-pool"
 WORKER_CAPACITIES = kind_info("WorkerCapacity")
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
 
 

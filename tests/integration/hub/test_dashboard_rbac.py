@@ -15,23 +15,12 @@ import aiohttp
 import orjson
 import pytest
 
-from core.kube.resources import Resource
 from core.manager import watched_kinds as kinds
 from hub.app import HubOptions
+from tests.integration.rbac_resources import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, SERVICE_ACCOUNTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
-CLUSTER_ROLES = Resource(
-    "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False, kind="ClusterRole"
-)
-CLUSTER_ROLE_BINDINGS = Resource(
-    "rbac.authorization.k8s.io",
-    "v1",
-    "clusterrolebindings",
-    namespaced=False,
-    kind="ClusterRoleBinding",
-)
 READ = {
     "apiGroups": ["kueue.x-k8s.io"],
     "resources": ["clusterqueues", "localqueues", "cohorts", "workloads", "resourceflavors"],

@@ -11,16 +11,16 @@ import pytest
 
 from core.kube.client import PatchType
 from core.kube.errors import AlreadyExists
-from core.kube.resources import NODES, PODS, Resource
+from core.kube.resources import NODES, PODS
 from core.manager import watched_kinds as kinds
 from tests.builders import Workload
+from tests.integration.rbac_resources import SERVICE_ACCOUNTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 RACK = "tas.fleetq.dev/rack"
 POOL = "tas.fleetq.dev/pool"
 HOST = "kubernetes.io/hostname"
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
 
 
 async def _node(cluster: Any, name: str, rack: str, pool: str) -> None:

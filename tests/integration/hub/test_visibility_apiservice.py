@@ -50,6 +50,7 @@ from devfleet.ports import allocate_ports
 from devfleet.toolchain import binary_path, missing_binaries
 from hub.app import Hub, HubOptions
 from tests.builders import ClusterQueue, FlavorQuotas, LocalQueue, ResourceFlavor, Workload
+from tests.integration.rbac_resources import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, SERVICE_ACCOUNTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -60,17 +61,6 @@ SERVICES = Resource("", "v1", "services", kind="Service")
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", kind="EndpointSlice")
 API_SERVICES = Resource(
     "apiregistration.k8s.io", "v1", "apiservices", namespaced=False, kind="APIService"
-)
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
-CLUSTER_ROLES = Resource(
-    "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False, kind="ClusterRole"
-)
-CLUSTER_ROLE_BINDINGS = Resource(
-    "rbac.authorization.k8s.io",
-    "v1",
-    "clusterrolebindings",
-    namespaced=False,
-    kind="ClusterRoleBinding",
 )
 
 

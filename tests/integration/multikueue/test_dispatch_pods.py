@@ -18,7 +18,7 @@ import pytest
 
 from core.api.codec import to_builtins
 from core.kube.errors import AlreadyExists
-from core.kube.resources import PODS, Resource
+from core.kube.resources import PODS
 from integrations.framework.priority import PriorityClasses
 from integrations.framework.webhook_context import WebhookContext
 from integrations.framework.workload_builder import build_workload
@@ -35,10 +35,10 @@ from tests.integration.multikueue.dispatch_harness import (
     eventually,
     now_text,
 )
+from tests.integration.rbac_resources import SERVICE_ACCOUNTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
 GATE = "kueue.x-k8s.io/admission"
 MEMBERS = ("pair-a", "pair-b")
 
