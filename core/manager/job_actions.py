@@ -219,9 +219,10 @@ class JobActions:
             field_manager=FIELD_MANAGER,
         )
 
-    async def release_workload(self, workload: Json) -> None:
-        """Drop the resource-in-use finalizer so the Workload can go away."""
-        await set_finalizer(
+    async def release_workload(self, workload: Json) -> Json | None:
+        """Drop the resource-in-use finalizer so the Workload can go away; returns the
+        Workload written (None: it held no finalizer, or is gone)."""
+        return await set_finalizer(
             self.client,
             kinds.WORKLOADS,
             workload,
@@ -231,13 +232,19 @@ class JobActions:
         )
 
     async def delete_workload(self, job: Json | None, workload: Json) -> None:
-        await self.release_workload(workload)
+        """Delete the Workload at the version the decision was made on: one changed since
+        (the garbage collector taking its owner reference away, its job deleted with
+        orphan propagation) raises Conflict, so the job is planned again from the newer
+        version rather than losing a Workload that must outlive it."""
+        released = await self.release_workload(workload)
+        decided_on = released if released is not None else workload
         try:
             await self.client.delete(
                 kinds.WORKLOADS,
                 name_of(workload),
                 namespace=namespace_of(workload),
                 precondition_uid=uid_of(workload) or None,
+                precondition_resource_version=resource_version_of(decided_on) or None,
             )
         except NotFound:
             return

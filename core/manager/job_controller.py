@@ -405,9 +405,12 @@ class JobController:
             if not self._disowned.get(key, True):
                 del self._disowned[key]
         if job is None:
-            # Forgotten only once its Workloads are handled: a retry after a Conflict must
-            # still know the job was orphaning them, or it would delete them.
+            # Forgotten only once no Workload names it any more: until the garbage
+            # collector's change reaches the cache, a retry after a Conflict, or an event
+            # of the hub's own finishing write, must still know it orphaned them.
             orphaned = key in self._orphaning
+            if not owned:
+                self._orphaning.discard(key)
             if self.jobs.get(key) is None:
                 for workload in owned:
                     if not self._built_here(workload):
@@ -419,7 +422,6 @@ class JobController:
                         await self.actions.release_workload(workload)
                         continue
                     await self.actions.delete_workload(None, workload)
-            self._orphaning.discard(key)
             return
         if not self._manages(job):
             return

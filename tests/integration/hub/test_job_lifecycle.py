@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from core.kube.errors import Conflict
 from core.kube.resources import JOBS
 from core.manager import watched_kinds as kinds
+from core.manager.job_actions import JobActions
+from integrations.batch_job.kind import BatchJobKind
 from integrations.framework.labels import RESOURCE_IN_USE_FINALIZER as FINALIZER
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -216,6 +219,18 @@ async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finishe
     await cluster.eventually(job_gone, what="the job gone")
     await asyncio.sleep(2.0)  # the hub has seen the job go by now
     assert await cluster.get(kinds.WORKLOADS, name) is not None
+    # A later event of the Workload (here a label; on a real cluster the hub's own
+    # finishing writes, seen before the collector's) queues the gone job again: the hub
+    # still knows it was orphaned while the Workload names it, and keeps it.
+    await cluster.client.patch(
+        kinds.WORKLOADS,
+        name,
+        {"metadata": {"labels": {"touched": "after-the-job-went"}}},
+        namespace=cluster.namespace,
+    )
+    await asyncio.sleep(2.0)
+    kept = await cluster.get(kinds.WORKLOADS, name)
+    assert kept is not None and cluster.is_true(kept, "Finished")
 
 
 async def test_a_workload_the_garbage_collector_orphans_first_is_finished_too(
@@ -252,3 +267,24 @@ async def test_a_workload_the_garbage_collector_orphans_first_is_finished_too(
     workload = await cluster.eventually(finished, what="the disowned Workload Finished")
     condition = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
     assert condition["reason"] == "OwnerNotFound"
+
+
+async def test_a_workload_changed_since_the_decision_to_delete_it_is_kept(cluster: Any) -> None:
+    """JobActions.delete_workload deletes the version it decided on: one that moved on
+    since (the garbage collector taking its owner reference, the job deleted with orphan
+    propagation) raises Conflict and stays, so the job is planned again from the news."""
+    created = await cluster.workload(cluster.name("decided"), "main")
+    name = created["metadata"]["name"]
+    await cluster.client.patch(
+        kinds.WORKLOADS,
+        name,
+        {"metadata": {"ownerReferences": None, "labels": {"moved": "on"}}},
+        namespace=cluster.namespace,
+    )
+    actions = JobActions(BatchJobKind.resource, cluster.client)
+    with pytest.raises(Conflict):
+        await actions.delete_workload(None, created)
+    current = await cluster.get(kinds.WORKLOADS, name)
+    assert current is not None
+    await actions.delete_workload(None, current)
+    assert await cluster.get(kinds.WORKLOADS, name) is None
