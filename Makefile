@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .PHONY: help install tools fleet-tools crds lint typecheck test test-unit test-integration test-e2e \
-        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance image
+        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance image \
+        real-node-tools real-node real-node-test
 
 help:
 	@echo "make demo   - build tools, start a local fleet, install fleetq, spread GPU/CPU jobs, tear down (KEEP=1 keeps it)"
@@ -17,6 +18,7 @@ help:
 	@echo "make tools  - build kube-apiserver, etcd, kwok, helm, kueue... from Go modules (cached)"
 	@echo "make fleet-up / fleet-status / fleet-down - a local dev fleet (1 manager + 2 workers)"
 	@echo "make image  - build the fleetq image with podman, no registry: dist/fleetq-<version>.oci.tar + SBOM"
+	@echo "make real-node / real-node-test - the hub chart's pods on a real kubelet + containerd (after make image)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +89,17 @@ conformance-tools: install
 
 conformance: install
 	$(BIN)/fleetq dev conformance $(CONFORMANCE_ARGS)
+
+# A real node (kubelet from the Kubernetes module + Debian's containerd and runc) running
+# the hub chart's pods; opt-in: not in FLEET_TOOLS, not in `make test` (docs/install.md §7).
+real-node-tools: install fleet-tools
+	$(BIN)/fleetq dev tools kubelet
+
+real-node: real-node-tools
+	$(BIN)/fleetq dev real-node $(if $(KEEP),--keep,)
+
+real-node-test: real-node-tools
+	$(BIN)/pytest tests/e2e/test_real_node.py -m real_node -q -rfEs $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python bench/engine/run.py

@@ -106,6 +106,19 @@ def register(commands: Any) -> None:
     )
     conformance.set_defaults(handler=_conformance)
 
+    real_node = sub.add_parser(
+        "real-node",
+        help="a manager with a real node (kubelet + containerd) running the hub chart's pods",
+    )
+    real_node.add_argument(
+        "--keep", action="store_true", help="leave the fleet, the node and the hub running"
+    )
+    real_node.add_argument(
+        "--down", action="store_true", help="remove a node and fleet kept with --keep"
+    )
+    real_node.add_argument("--name", default="real-node", help="fleet name (default: real-node)")
+    real_node.set_defaults(handler=_real_node)
+
     down = sub.add_parser("down", help="stop every cluster and remove the fleet's state")
     down.add_argument("--name", default="dev", help="fleet name (default: dev)")
     down.set_defaults(handler=_down)
@@ -212,6 +225,35 @@ def _conformance(args: argparse.Namespace) -> int:
         _say(f"{spec.status}: {spec.name}" + (f"\n    {spec.message}" if spec.message else ""))
     _say(f"{suite.name}: {summary.line()}")
     return 0 if not summary.failed and not summary.failed_suite_nodes else 1
+
+
+def _real_node(args: argparse.Namespace) -> int:
+    from devfleet.chart_install import ChartInstallError
+    from devfleet.containerd_runtime import ContainerdError
+    from devfleet.kubelet_process import KubeletError
+    from devfleet.node_network import NodeNetworkError
+    from devfleet.real_node import RealNodeError
+    from devfleet.real_node_hub import RealNodeHubError
+    from devfleet.real_node_run import RealNodeOptions, down, run_real_node
+
+    if args.down:
+        return down(args.name, say=_say)
+    try:
+        return run_real_node(RealNodeOptions(fleet_name=args.name, keep=args.keep), say=_say)
+    except (
+        RealNodeError,
+        RealNodeHubError,
+        ContainerdError,
+        KubeletError,
+        NodeNetworkError,
+        ChartInstallError,
+        FleetError,
+        FleetSpecError,
+        KwokctlError,
+        ClusterNotReady,
+    ) as exc:
+        console.print(f"[red]fleetq dev real-node: {exc}[/red]", highlight=False)
+        return 1
 
 
 def _status(args: argparse.Namespace) -> int:

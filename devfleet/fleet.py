@@ -126,8 +126,13 @@ class Fleet:
         api_only: frozenset[str] = frozenset(),
         operators: Sequence[str] | None = None,
         kubelet_exec: bool = False,
+        manager_address: str | None = None,
     ) -> RunningFleet:
         """Start the fleet; clusters named in `api_only` run lite even in a full fleet.
+
+        `manager_address` (a non-loopback address of this machine) opens the manager's
+        apiserver there too, in its certificate and as its `kubernetes` endpoint, so the pods
+        of a real node (devfleet.real_node) reach it; by default everything stays on loopback.
 
         `operators` (catalog names, plus what they require) run against every cluster;
         default: every operator in a full fleet, none in a lite one. `kubelet_exec` lets
@@ -172,7 +177,12 @@ class Fleet:
         progress(f"fleet {self.name!r}: starting {len(roles)} clusters ({mode})")
         try:
             self._create_clusters(
-                names, lite_roles=lite_roles, stages=stages_of, progress=progress, started=started
+                names,
+                lite_roles=lite_roles,
+                stages=stages_of,
+                progress=progress,
+                started=started,
+                manager_address=manager_address,
             )
             kubeconfigs = self._write_kubeconfigs(names)
             servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
@@ -208,6 +218,7 @@ class Fleet:
         stages: dict[str, list[str]],
         progress: Progress,
         started: float,
+        manager_address: str | None = None,
     ) -> None:
         ports = allocate_ports(len(PORT_OPTIONS) * len(names))
         # Every apiserver fronts aggregated APIs (the hub's visibility API) as in a cluster.
@@ -216,12 +227,14 @@ class Fleet:
         for index, (role, name) in enumerate(names.items()):
             mine = ports[index * len(PORT_OPTIONS) : (index + 1) * len(PORT_OPTIONS)]
             lite = role in lite_roles
+            exposed = manager_address if index == 0 else None
             procs[role] = self.kwokctl.start_create(
                 name,
                 lite=lite,
                 ports=mine,
                 stages=[] if lite else stages[role],
-                extra_args=front_proxy,
+                extra_args=[*front_proxy, *_exposed_apiserver_args(exposed)],
+                cert_sans=[exposed] if exposed else [],
             )
         failures = []
         for role, proc in procs.items():
@@ -322,7 +335,7 @@ class Fleet:
         with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
             for name, error in zip(names, pool.map(self._delete_quietly, names), strict=True):
                 progress(f"  {name}: {'deleted' if error is None else 'delete failed: ' + error}")
-        killed = _kill_processes_under(self.dir)
+        killed = kill_processes_under(self.dir)
         if killed:
             progress(f"  stopped {len(killed)} leftover process(es): {', '.join(killed)}")
         still_open = _ports_still_open([p for p in ports if p], timeout=10)
@@ -337,6 +350,15 @@ class Fleet:
         except KwokctlError as exc:
             return str(exc).splitlines()[0]
         return None
+
+
+def _exposed_apiserver_args(address: str | None) -> list[str]:
+    """kube-apiserver flags that listen on every address (after the loopback default) and
+    name `address` as the `kubernetes` Service's endpoint (endpoints may not be loopback)."""
+    if address is None:
+        return []
+    pairs = ["kube-apiserver=bind-address=0.0.0.0", f"kube-apiserver=advertise-address={address}"]
+    return [arg for pair in pairs for arg in ("--extra-args", pair)]
 
 
 def _server_of(kubeconfig: Path) -> str:
@@ -355,7 +377,7 @@ def _port_open(server: str) -> bool:
         return False
 
 
-def _kill_processes_under(directory: Path) -> list[str]:
+def kill_processes_under(directory: Path) -> list[str]:
     """Stop any process whose command line mentions the fleet's directory (a safety net)."""
     marker = str(directory)
     found: list[tuple[int, str]] = []

@@ -25,7 +25,7 @@ class FleetProcessError(RuntimeError):
     """A hub or agent exited while it was expected to run; the message has its log's tail."""
 
 
-def _terminate_with_parent() -> None:
+def terminate_with_parent() -> None:
     """In the child: SIGTERM it when the process that started it dies (Linux), so a test
     run killed outright leaves no hub or agent behind."""
     if sys.platform.startswith("linux"):
@@ -52,7 +52,7 @@ class FleetProcess:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
                 start_new_session=True,
-                preexec_fn=_terminate_with_parent,
+                preexec_fn=terminate_with_parent,
             )
 
     @property

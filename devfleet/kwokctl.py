@@ -27,6 +27,18 @@ PORT_OPTIONS = (
 )
 """Every port kwokctl's binary runtime would otherwise choose itself (see devfleet.ports)."""
 
+FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"
+"""What marks a node as kwok's (devfleet.fleet_spec.node_manifests sets it on every one)."""
+KWOK_NODE_PATCH = f"""componentsPatches:
+  - name: kwok-controller
+    extraArgs:
+      - {{key: manage-all-nodes, value: "false", override: true}}
+      - {{key: manage-nodes-with-annotation-selector, value: "{FAKE_NODE_ANNOTATION}"}}"""
+"""kwokctl's binary runtime starts kwok with --manage-all-nodes=true, so kwok would also
+heartbeat a real node (devfleet.real_node) and play its pods: kwok takes only the nodes
+carrying its annotation. A patch in the config file, not `--extra-args`, because kwokctl
+0.8 files a second component's flag pairs under the wrong patch index."""
+
 
 class KwokctlError(RuntimeError):
     """kwokctl failed; the message holds the command and what it printed."""
@@ -73,15 +85,24 @@ class Kwokctl:
             )
         return done.stdout
 
-    def write_config(self, name: str, ports: Sequence[int], stages: Sequence[str]) -> Path:
-        """A kwokctl --config file: explicit ports for every component, plus kwok stages."""
+    def write_config(
+        self,
+        name: str,
+        ports: Sequence[int],
+        stages: Sequence[str],
+        cert_sans: Sequence[str] = (),
+    ) -> Path:
+        """A kwokctl --config file: explicit ports for every component, kwok's node
+        selection (KWOK_NODE_PATCH), extra SANs of the apiserver's certificate, kwok stages."""
         options = "\n".join(
             f"  {key}: {port}" for key, port in zip(PORT_OPTIONS, ports, strict=True)
         )
+        if cert_sans:
+            options += "\n  kubeApiserverCertSANs: [" + ", ".join(cert_sans) + "]"
         header = (
             "apiVersion: config.kwok.x-k8s.io/v1alpha1\n"
             "kind: KwokctlConfiguration\n"
-            f"options:\n{options}"
+            f"options:\n{options}\n{KWOK_NODE_PATCH}"
         )
         path = self.workdir / f"config-{name}.yaml"
         path.write_text("\n---\n".join([header, *stages]) + "\n")
@@ -131,10 +152,11 @@ class Kwokctl:
         ports: Sequence[int],
         stages: Sequence[str],
         extra_args: Sequence[str] = (),
+        cert_sans: Sequence[str] = (),
     ) -> subprocess.Popen[str]:
         """Start `kwokctl create cluster` in the background (clusters start in parallel);
         `extra_args` are more `--extra-args component=flag=value` pairs."""
-        config = self.write_config(name, ports, stages)
+        config = self.write_config(name, ports, stages, cert_sans)
         args = self.create_args(name, lite=lite, config=config) + self.loopback_args(ports)
         args += list(extra_args)
         log = (self.workdir / f"create-{name}.log").open("w")

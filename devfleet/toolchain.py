@@ -193,6 +193,18 @@ TOOLS: tuple[GoTool, ...] = (
         ldflags=_kubernetes_ldflags(KUBERNETES_VERSION),
     ),
     GoTool(
+        # A real node's kubelet (devfleet/real_node.py, docs/install.md §7), from the same
+        # Kubernetes module in its own wrapper (tools/go/kubelet), so adding it does not
+        # change the stamp of the fleet's tools. ~10 min cold: built only when named.
+        name="kubelet",
+        version=KUBERNETES_VERSION,
+        packages=("k8s.io/kubernetes/cmd/kubelet",),
+        binaries=("kubelet",),
+        checks={"kubelet": _k8s_check()},
+        ldflags=_kubernetes_ldflags(KUBERNETES_VERSION),
+        on_request=True,
+    ),
+    GoTool(
         name="etcd",
         version=ETCD_VERSION,
         packages=("go.etcd.io/etcd/server/v3",),
