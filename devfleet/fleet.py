@@ -228,12 +228,13 @@ class Fleet:
             mine = ports[index * len(PORT_OPTIONS) : (index + 1) * len(PORT_OPTIONS)]
             lite = role in lite_roles
             exposed = manager_address if index == 0 else None
+            pki = self.kwokctl.workdir / "clusters" / name / "pki"
             procs[role] = self.kwokctl.start_create(
                 name,
                 lite=lite,
                 ports=mine,
                 stages=[] if lite else stages[role],
-                extra_args=[*front_proxy, *_exposed_apiserver_args(exposed)],
+                extra_args=[*front_proxy, *_exposed_apiserver_args(exposed, pki)],
                 cert_sans=[exposed] if exposed else [],
             )
         failures = []
@@ -352,12 +353,20 @@ class Fleet:
         return None
 
 
-def _exposed_apiserver_args(address: str | None) -> list[str]:
-    """kube-apiserver flags that listen on every address (after the loopback default) and
-    name `address` as the `kubernetes` Service's endpoint (endpoints may not be loopback)."""
+def _exposed_apiserver_args(address: str | None, pki: Path) -> list[str]:
+    """kube-apiserver flags that listen on every address (after the loopback default), name
+    `address` as the `kubernetes` Service's endpoint (endpoints may not be loopback) and
+    present kwokctl's admin certificate to kubelets (`kubectl logs` of a real node's pods)."""
     if address is None:
         return []
-    pairs = ["kube-apiserver=bind-address=0.0.0.0", f"kube-apiserver=advertise-address={address}"]
+    pairs = [
+        "kube-apiserver=bind-address=0.0.0.0",
+        f"kube-apiserver=advertise-address={address}",
+        f"kube-apiserver=kubelet-client-certificate={pki / 'admin.crt'}",
+        f"kube-apiserver=kubelet-client-key={pki / 'admin.key'}",
+        # kwok nodes have no address and a real node's name resolves nowhere: its InternalIP.
+        "kube-apiserver=kubelet-preferred-address-types=InternalIP,Hostname",
+    ]
     return [arg for pair in pairs for arg in ("--extra-args", pair)]
 
 

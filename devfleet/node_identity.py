@@ -10,6 +10,7 @@ certificate and key written beside it.
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.utils import CryptographyDeprecationWarning
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALID_FOR = dt.timedelta(days=7)
@@ -37,7 +39,10 @@ class ClusterPki:
 
 def write_node_kubeconfig(pki: ClusterPki, node: str, server: str, directory: Path) -> Path:
     """A client certificate for `system:node:<node>` and the kubelet's kubeconfig using it."""
-    ca = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    with warnings.catch_warnings():
+        # kwokctl's CA has a non-positive serial number; cryptography warns and still loads it.
+        warnings.simplefilter("ignore", CryptographyDeprecationWarning)
+        ca = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
     ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)

@@ -68,6 +68,9 @@ class PodNetwork:
         path.write_text(json.dumps(self.conflist(ipam_dir), indent=2))
         return path
 
+    def bridge_exists(self) -> bool:
+        return Path("/sys/class/net", self.bridge).exists()
+
     def remove_bridge(self) -> None:
         """Delete the bridge the plugin made (gone already: nothing to do)."""
         subprocess.run(

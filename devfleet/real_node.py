@@ -95,6 +95,12 @@ class RealNode:
         problems = preflight(archive)
         if problems:
             raise RealNodeError("a real node cannot start:\n  " + "\n  ".join(problems))
+        if self.network.bridge_exists():
+            raise RealNodeError(
+                f"the pod bridge {self.network.bridge} exists: another real node runs on this "
+                "machine (one at a time), or one was killed; `fleetq dev real-node --down "
+                f"--name <its fleet>` or `ip link delete {self.network.bridge}` removes it"
+            )
         access = self.fleet.access()
         address = host_address()
         version = image_version()
@@ -187,10 +193,12 @@ class RealNode:
             self.workdir / "containerd", self.network, sandbox_image=""
         )
         if containerd.socket.exists():  # also a kept node's, started by another process
-            with contextlib.suppress(ContainerdError, subprocess.TimeoutExpired):
+            try:
                 removed = containerd.remove_all_tasks()
-                if removed:
-                    progress(f"  removed {len(removed)} container(s) the kubelet left")
+            except (ContainerdError, subprocess.TimeoutExpired) as exc:
+                progress(f"  containers not removed through containerd ({exc}); killing them")
+            else:
+                progress(f"  removed {len(removed)} container(s) left on the node")
         containerd.stop()
         self.containerd = None
         _stop_processes_mentioning(self.workdir)
