@@ -105,6 +105,16 @@ def _hub_deployment_args(manager: ClusterAccess) -> list[str]:
 
 
 def test_both_hub_pods_are_ready_on_the_real_node_and_one_holds_the_lease(stand: Stand) -> None:
+    from kubernetes import client
+
+    with stand.manager.api_client() as api_client:
+        nodes = {n.metadata.name: n for n in client.CoreV1Api(api_client).list_node().items}
+    # The real node is the kubelet's (kwok, which would report kwok-0.8.0, left it alone),
+    # beside the fleet's kwok node.
+    info = nodes[stand.node.name].status.node_info
+    assert info.kubelet_version == "v1.36.3"
+    assert info.container_runtime_version.startswith("containerd://")
+    assert any((n.metadata.annotations or {}).get("kwok.x-k8s.io/node") for n in nodes.values())
     pods = wait_rolled_out(stand.manager, 2, timeout=ROLLOUT_TIMEOUT_SECONDS)
     assert len(pods) == 2
     assert {pod.node for pod in pods} == {stand.node.name}, pods
