@@ -9,8 +9,11 @@ page, sees every view, submits a Job and watches its Workload appear, get admitt
 worker and finish, all pushed by the server (the page is never reloaded: a marker set on
 `window` at sign-in is still there at the end). A user whose token is valid but who has no
 RBAC on anything sees authorization errors and no rows; one who may list Workloads in one
-namespace only opens that namespace's table and sees only its rows. Screenshots of every view go to
-`test-artifacts/dashboard/` (or `$FLEETQ_TEST_ARTIFACTS/dashboard/`).
+namespace only opens that namespace's table and sees only its rows. The history view plots
+the queues and, once a job was dispatched, the workers' dispatch latency; the workloads
+table groups by worker with counts; a workload's detail shows its Events and what the
+worker's apiserver says of its pod's log (kwok nodes have no kubelet). Screenshots of every
+view go to `test-artifacts/dashboard/` (or `$FLEETQ_TEST_ARTIFACTS/dashboard/`).
 """
 
 from __future__ import annotations
@@ -87,7 +90,9 @@ def viewer_binding(dashboard_fleet: MultiKueueFleet) -> Iterator[None]:
                         "apiGroups": ["kueue.x-k8s.io"],
                         "resources": [*KUEUE_READ, "multikueueclusters"],
                         "verbs": ["get", "list", "watch"],
-                    }
+                    },
+                    {"apiGroups": [""], "resources": ["events"], "verbs": ["list"]},
+                    {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
                 ],
             }
         )
@@ -196,6 +201,42 @@ def test_a_viewer_watches_a_job_run_without_reloading(
         assert seen[-2:] == ["admitted", "finished"], seen
         assert browser.evaluate("window.fleetqLoaded === true"), "the page was reloaded"
 
+        browser.evaluate(
+            "const g = document.getElementById('group'); g.value = 'worker';"
+            " g.dispatchEvent(new Event('change')); true"
+        )
+        until(
+            lambda: browser.evaluate(
+                f"document.querySelector('.group[data-group={json.dumps(worker)}]') !== null"
+            ),
+            "the table grouped by worker",
+            timeout=30,
+        )
+        count = browser.evaluate(
+            f"Number(document.querySelector('.group[data-group={json.dumps(worker)}]')"
+            ".dataset.count)"
+        )
+        assert count >= 1
+        heading = browser.evaluate(
+            f"document.querySelector('.group[data-group={json.dumps(worker)}] h3').innerText"
+        )
+        assert heading.startswith(f"{worker} — {count} workload")
+        browser.screenshot(ARTIFACTS / "workloads-grouped.png")
+
+        _open_view(browser, "history")
+        until(lambda: _view_shown(browser, "history"), "the history view", timeout=30)
+        until(
+            lambda: browser.evaluate(
+                "document.querySelectorAll('[data-plot=pending] polyline').length > 0"
+                " && document.querySelectorAll('[data-plot=latency] circle').length > 0"
+            ),
+            "queue lines and a dispatch latency point (sampled every 10 s)",
+            timeout=60,
+        )
+        legend = browser.evaluate("document.getElementById('view-history').innerText")
+        assert mk.cluster_queue in legend and worker in legend
+        browser.screenshot(ARTIFACTS / "history.png")
+
         name = manager.workload_of_job("watched")["metadata"]["name"]
         _open_view(browser, f"workload/{NAMESPACE}/{name}")
         until(lambda: _view_shown(browser, "workload"), "the workload detail", timeout=30)
@@ -301,3 +342,45 @@ def test_a_namespace_user_sees_only_that_namespace(
         assert _listed_cluster_wide(mk.hub_dashboard_url, viewer, other)  # it is still there
         browser.screenshot(ARTIFACTS / "workloads-one-namespace.png")
         mk.remove_namespace(other)
+
+
+def test_a_workload_detail_shows_its_events_and_why_a_log_cannot_be_read(
+    dashboard_fleet: MultiKueueFleet, viewer_binding: None
+) -> None:
+    mk = dashboard_fleet
+    with ClusterView.open(mk.fleet.manager, NAMESPACE) as manager, Chromium() as browser:
+        token = _token(manager, VIEWER)
+        manager.create_job(
+            queued_job("logged", mk.spec.local_queue, gpus_per_pod=0, pods=1, run_seconds=300)
+        )
+        _sign_in(browser, mk.hub_dashboard_url, token)
+        _open_view(browser, "workloads")
+        until(lambda: _state_of(browser, "logged") == "admitted", "the job admitted", 90)
+        name = manager.workload_of_job("logged")["metadata"]["name"]
+        _open_view(browser, f"workload/{NAMESPACE}/{name}")
+        until(lambda: _view_shown(browser, "workload"), "the workload detail", timeout=30)
+
+        def log_shown() -> str | None:
+            text = browser.evaluate(
+                "(() => { const l = document.querySelector('#part-logs .log');"
+                " return l ? l.innerText : null; })()"
+            )
+            return str(text) if text else None
+
+        def reload_until_pod() -> str | None:
+            found = log_shown()
+            if found is None:  # the pod may not run on the worker yet: ask again
+                browser.evaluate("document.getElementById('reload-detail').click(); true")
+            return found
+
+        shown = until(reload_until_pod, "the pod's log part", timeout=90)
+        assert "logged" in shown and "on " in shown
+        # A kwok node has no kubelet: the apiserver's reason is shown, not an empty box.
+        assert len(shown.split("\n", 1)[-1].strip()) > 0
+        events = browser.evaluate("document.getElementById('part-events').innerText")
+        assert "Events" in events and "loading" not in events
+        assert "RBAC does not allow" not in events
+        browser.screenshot(ARTIFACTS / "workload-logs.png")
+        manager.batch.delete_namespaced_job(
+            "logged", NAMESPACE, propagation_policy="Background"
+        )  # it would hold the queue for minutes
