@@ -31,6 +31,8 @@ from integrations.registry import REGISTRY
 READ_TIMEOUT_SECONDS = 5.0
 EVENTS_LIMIT = 30
 """The newest Events shown (Workload and job together)."""
+EVENTS_READ = 500
+"""At most this many Events read per object (a list is in name order, not time order)."""
 LOG_PODS = 4
 """At most this many containers' logs (the job's oldest pods first)."""
 LOG_TAIL_LINES = 50
@@ -86,7 +88,7 @@ class KubeWorkloadReads:
             raw = await self._client.request(
                 "GET",
                 f"/api/v1/namespaces/{namespace}/events",
-                query={"fieldSelector": selector, "limit": str(EVENTS_LIMIT)},
+                query={"fieldSelector": selector, "limit": str(EVENTS_READ)},
                 timeout_seconds=READ_TIMEOUT_SECONDS,
             )
             items = orjson.loads(raw).get("items") or []
