@@ -131,7 +131,11 @@ function plot(id, title, unit, times, interval, series, dots) {
   series.forEach((s, i) => {
     const color = PALETTE[i % PALETTE.length];
     if (dots) {
-      s.values.forEach((v, j) => { if (v !== null) chart.append(svg("circle", { cx: x(times[j]), cy: y(v), r: 2.5, fill: color, "data-series": s.label })); });
+      s.values.forEach((v, j) => {
+        if (v === null) return;
+        const tip = svg("title", {}, document.createTextNode(s.label + " " + clock(times[j]) + ": " + fmtY(v, unit)));
+        chart.append(svg("circle", { cx: x(times[j]), cy: y(v), r: 2.5, fill: color, "data-series": s.label }, tip));
+      });
       return;
     }
     let points = [];
@@ -187,8 +191,11 @@ async function changePriority(s, select) {
 function priorityPart(s, loaded) {
   return part("priority", "Priority", loaded, (p) => {
     if (!p.allowed) return el("p", {}, "priority " + s.priority + (p.current ? " (WorkloadPriorityClass " + p.current + ")" : "") + ". " + p.reason);
-    const select = el("select", { id: "priority-class" }, p.classes.map((c) => {
-      const o = el("option", { value: c.name }, c.name + " (" + c.value + ")"); if (c.name === p.current) o.selected = true; return o; }));
+    // The choice survives the re-renders each pushed change of the Workload makes.
+    const chosen = state.detail.chosen || p.current;
+    const select = el("select", { id: "priority-class", onchange: (e) => { state.detail.chosen = e.target.value; } },
+      p.classes.map((c) => {
+        const o = el("option", { value: c.name }, c.name + " (" + c.value + ")"); if (c.name === chosen) o.selected = true; return o; }));
     return el("p", {}, "priority " + s.priority + " from WorkloadPriorityClass " + p.current + ". Change to ", select, " ",
       el("button", { class: "action", "data-action": "set-workload-priority", onclick: () => changePriority(s, select) }, "Set"),
       el("span", { class: "hint" }, " (written to " + p.writes + ")"));
