@@ -143,6 +143,15 @@ def _view_shown(browser: Chromium, view: str) -> bool:
     return bool(browser.evaluate(f"document.getElementById('view-{view}') !== null"))
 
 
+def _wait_view(browser: Chromium, view: str, timeout: float = 30) -> None:
+    """Wait for `view` on the page; a timeout says what the page's error box says."""
+    try:
+        until(lambda: _view_shown(browser, view), f"the {view} view", timeout=timeout)
+    except AssertionError as error:
+        says = browser.evaluate("document.getElementById('error').textContent")
+        raise AssertionError(f"{error}; the page says {says!r}") from None
+
+
 def _state_of(browser: Chromium, name: str) -> str | None:
     found: Any = browser.evaluate(
         "(() => { for (const row of document.querySelectorAll('#view-workloads tbody tr')) {"
@@ -239,6 +248,8 @@ def test_a_viewer_watches_a_job_run_without_reloading(
         legend = browser.evaluate("document.getElementById('view-history').innerText")
         assert mk.cluster_queue in legend and worker in legend
         browser.screenshot(ARTIFACTS / "history.png")
+        browser.evaluate("document.querySelector('[data-plot=latency]').scrollIntoView(); true")
+        browser.screenshot(ARTIFACTS / "history-latency.png")
 
         name = manager.workload_of_job("watched")["metadata"]["name"]
         _open_view(browser, f"workload/{NAMESPACE}/{name}")
@@ -347,7 +358,7 @@ def test_a_namespace_user_sees_only_that_namespace(
         mk.remove_namespace(other)
 
 
-def test_a_workload_detail_shows_its_events_and_why_a_log_cannot_be_read(
+def test_a_workload_detail_shows_its_events_and_its_pods_log_tail(
     dashboard_fleet: MultiKueueFleet, viewer_binding: None
 ) -> None:
     mk = dashboard_fleet
@@ -361,7 +372,7 @@ def test_a_workload_detail_shows_its_events_and_why_a_log_cannot_be_read(
         until(lambda: _state_of(browser, "logged") == "admitted", "the job admitted", 90)
         name = manager.workload_of_job("logged")["metadata"]["name"]
         _open_view(browser, f"workload/{NAMESPACE}/{name}")
-        until(lambda: _view_shown(browser, "workload"), "the workload detail", timeout=30)
+        _wait_view(browser, "workload", timeout=45)
 
         def log_shown() -> str | None:
             text = browser.evaluate(
@@ -389,6 +400,7 @@ def test_a_workload_detail_shows_its_events_and_why_a_log_cannot_be_read(
         events = browser.evaluate("document.getElementById('part-events').innerText")
         assert "Events" in events and "loading" not in events
         assert "RBAC does not allow" not in events
+        browser.evaluate("document.getElementById('part-events').scrollIntoView(); true")
         browser.screenshot(ARTIFACTS / "workload-logs.png")
         manager.batch.delete_namespaced_job(
             "logged", NAMESPACE, propagation_policy="Background"

@@ -360,6 +360,7 @@ async function readStream(response, controller) {
         if (line.startsWith("event: ")) event = line.slice(7);
         else if (line.startsWith("data: ")) data += line.slice(6);
       }
+      if (controller.signal.aborted) return; // a left view's last events
       if (event === "view") { showError(""); render(JSON.parse(data)); }
       else if (event === "unauthorized") { signOut("Your token is no longer accepted; sign in again."); return; }
       else if (event === "forbidden") { showError("Your access to this view was revoked.", "forbidden"); }
@@ -375,27 +376,35 @@ async function open() {
   for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("current", a.dataset.view === view.name);
   const controller = new AbortController();
   state.stream = controller;
-  if (view.name === "workload") loadDetail(view); else state.detail = null;
+  state.lastBody = null; // the body shown belongs to the view left behind
+  const detailKey = view.namespace + "/" + view.workload;
+  if (view.name !== "workload") state.detail = null;
+  else if (!state.detail || state.detail.key !== detailKey) loadDetail(view); // not on reconnects
   const query = new URLSearchParams({ view: view.name });
   if (view.namespace) query.set("namespace", view.namespace);
   if (view.workload) query.set("name", view.workload);
   try {
     const response = await fetch("/api/stream?" + query, { headers: headers(), signal: controller.signal });
     if (response.status === 401) { signOut("Sign in to see the fleet."); return; }
-    if (!response.ok) {
+    if (response.status === 429) {
+      // Streams the browser closed are noticed by the server at its next write (at most its
+      // keepalive, 15 s): try again rather than give up.
+      showError((await response.json()).error + " — trying again", "busy");
+    } else if (!response.ok) {
       const body = await response.json();
       document.getElementById("content").replaceChildren(response.status === 403 && view.name === "workloads" ? namespaceForm() : "");
       showError(body.error, response.status === 403 ? "forbidden" : "error");
       setLive(false);
       return;
+    } else {
+      await readStream(response, controller);
     }
-    await readStream(response, controller);
   } catch (err) {
     if (controller.signal.aborted) return;
     showError("Connection lost: " + err.message + " — retrying", "connection");
   }
   setLive(false);
-  if (!controller.signal.aborted) setTimeout(() => { if (state.stream === controller) open(); }, 2000);
+  if (!controller.signal.aborted) setTimeout(() => { if (state.stream === controller) open(); }, 3000);
 }
 
 function namespaceForm() {
