@@ -16,6 +16,7 @@ from aiohttp import web
 
 from core.api.codec import decode
 from core.api.meta import OwnerReference
+from core.kube.client import KubeClient
 from core.manager.health_server import bound_port, serve
 from core.manager.manager import (
     CachesNotSynced,
@@ -109,6 +110,13 @@ class Hub(KueueManager):
         refs = (workload.get("metadata") or {}).get("ownerReferences") or ()
         return [decode(OwnerReference, ref) for ref in refs]
 
+    def _worker_client(self, name: str) -> KubeClient | None:
+        """The leader's client for worker `name` while connected (for the dashboard)."""
+        if self._workers is None or not self.leading:
+            return None
+        connection = self._workers.connection(name)
+        return None if connection is None else connection.client
+
     def _worker_summaries(self) -> list[WorkerSummary] | None:
         if self._workers is None or not self.leading:
             return None
@@ -120,7 +128,14 @@ class Hub(KueueManager):
         options = self._hub_options()
         if options.dashboard_port is not None and isinstance(auth, DelegatedAuth):
             dashboard = hub_dashboard(
-                self.client, self.informers, self.host.engine, self._worker_summaries, auth
+                self.client,
+                self.informers,
+                self.host.engine,
+                self._worker_summaries,
+                auth,
+                priority_values=self.cluster_feed.priority_values,
+                metrics_registry=self.metrics.registry,
+                worker_client=self._worker_client,
             )
             runner = await serve_dashboard(
                 dashboard,

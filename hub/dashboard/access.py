@@ -14,19 +14,28 @@ from typing import Protocol
 
 from aiohttp import web
 
-from core.api.groups import KUEUE_GROUP
+from core.api.groups import KUEUE_GROUP, KUEUE_VERSION
 from hub.visibility.access_review import Decision
 from hub.visibility.authentication import UserInfo
 from hub.visibility.authorization import ResourceAttributes
 from hub.visibility.delegated_auth import DelegatedAuth
-
-KUEUE_VERSION = "v1beta2"
 
 
 class Action(enum.StrEnum):
     STOP_CLUSTER_QUEUE = "stop-cluster-queue"
     RESUME_CLUSTER_QUEUE = "resume-cluster-queue"
     DEACTIVATE_WORKLOAD = "deactivate-workload"
+    SET_WORKLOAD_PRIORITY = "set-workload-priority"
+    """Write a WorkloadPriorityClass (`hub.dashboard.priority_change`): `patch` on the
+    object written, the job or the Workload, so the session cannot say it in advance."""
+
+
+SESSION_ACTIONS = (
+    Action.STOP_CLUSTER_QUEUE,
+    Action.RESUME_CLUSTER_QUEUE,
+    Action.DEACTIVATE_WORKLOAD,
+)
+"""Actions whose right depends on the kind of object only: the session reports them."""
 
 
 _VIEW_RESOURCES = {
@@ -35,6 +44,7 @@ _VIEW_RESOURCES = {
     "workloads": "workloads",
     "workload": "workloads",
     "flavors": "resourceflavors",
+    "history": "clusterqueues",
 }
 
 
@@ -64,6 +74,48 @@ def action_attributes(action: Action, namespace: str = "", name: str = "") -> Re
         subresource="",
         name=name,
         namespace=namespace if workload else "",
+    )
+
+
+def events_attributes(namespace: str) -> ResourceAttributes:
+    """What the workload detail's Events take: list events in the Workload's namespace."""
+    return ResourceAttributes(
+        verb="list",
+        group="",
+        version="v1",
+        resource="events",
+        subresource="",
+        name="",
+        namespace=namespace,
+    )
+
+
+def logs_attributes(namespace: str) -> ResourceAttributes:
+    """What its pod logs take: get pods/log in the Workload's namespace (asked of the
+    manager; the hub reads a worker's copies with its own identity there)."""
+    return ResourceAttributes(
+        verb="get",
+        group="",
+        version="v1",
+        resource="pods",
+        subresource="log",
+        name="",
+        namespace=namespace,
+    )
+
+
+def patch_attributes(
+    group: str, version: str, plural: str, namespace: str, name: str
+) -> ResourceAttributes:
+    """What writing one object takes: patch on it."""
+    return ResourceAttributes(
+        verb="patch",
+        group=group,
+        version=version,
+        resource=plural,
+        subresource="",
+        name=name,
+        namespace=namespace,
     )
 
 

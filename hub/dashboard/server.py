@@ -3,6 +3,10 @@
 - `/`, `/static/*`, `/healthz`: open (the page holds no data; it asks for a token).
 - `GET /api/session`: who the caller is, a CSRF token, which actions RBAC allows.
 - `GET /api/views/<view>`: one view's JSON, after the view's SubjectAccessReview.
+- `GET /api/workload/{events,logs,priority}?namespace=&name=`: what the workload detail
+  reads on demand (Events, pod log tails, the priority classes it may take), each after
+  the Workload's own `get` and the part's SubjectAccessReview; at most
+  `DETAIL_READS` at once, so the page cannot flood the apiservers.
 - `GET /api/stream?view=`: the same view as server-sent events, pushed whenever it
   changes (checked every `push_seconds`); the caller's token and access are checked
   again every `recheck_seconds`, so an expired token or a revoked RoleBinding ends the
@@ -16,8 +20,9 @@ here logs headers. Every response forbids framing and caching of data.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -27,21 +32,37 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from core.api.workload import Workload
 from core.kube.errors import KubeError
-from hub.dashboard.access import Action, DashboardAuth, action_attributes, view_attributes
+from hub.dashboard.access import (
+    SESSION_ACTIONS,
+    Action,
+    DashboardAuth,
+    action_attributes,
+    events_attributes,
+    logs_attributes,
+    patch_attributes,
+    view_attributes,
+)
 from hub.dashboard.actions import DashboardActions
 from hub.dashboard.csrf import CSRF_HEADER, CsrfTokens
+from hub.dashboard.history import FleetHistory, HistorySampler
+from hub.dashboard.priority_change import PriorityNotChangeable, PriorityTarget, priority_target
 from hub.dashboard.source import DashboardSource
 from hub.dashboard.streams import StreamLimiter, TooManyStreams
 from hub.dashboard.views import (
     VIEWS,
+    decoded_workload,
+    find_workload,
     flavors_view,
     fleet_view,
     queues_view,
     workload_view,
     workloads_view,
 )
+from hub.dashboard.workload_reads import WorkloadReads, owner_job
 from hub.visibility.authentication import UserInfo
+from hub.visibility.authorization import ResourceAttributes
 
 HEALTH_PATH = "/healthz"
 _STATIC = resources.files("hub.dashboard") / "static"
@@ -53,6 +74,9 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 _USER = web.RequestKey("dashboard_user", UserInfo)
+_HIDE_LATENCY = web.RequestKey("dashboard_hide_latency", bool)
+DETAIL_READS = 4
+"""Workload detail reads (Events, logs) served at once; more wait their turn."""
 _log = structlog.get_logger("hub.dashboard")
 
 
@@ -82,6 +106,8 @@ class Dashboard:
         auth: DashboardAuth,
         actions: DashboardActions,
         *,
+        reads: WorkloadReads | None = None,
+        sampler: HistorySampler | None = None,
         limiter: StreamLimiter | None = None,
         push_seconds: float = 0.5,
         recheck_seconds: float = 30.0,
@@ -91,6 +117,10 @@ class Dashboard:
         self.source = source
         self.auth = auth
         self.actions = actions
+        self.reads = reads
+        self.sampler = sampler
+        self.history = sampler.history if sampler is not None else FleetHistory(capacity=1)
+        self._detail_reads = asyncio.Semaphore(DETAIL_READS)
         self.limiter = limiter or StreamLimiter()
         self.csrf = CsrfTokens()
         self.push_seconds = push_seconds
@@ -107,8 +137,22 @@ class Dashboard:
         app.router.add_get("/api/session", self._session)
         app.router.add_get("/api/views/{view}", self._view)
         app.router.add_get("/api/stream", self._stream)
+        app.router.add_get("/api/workload/events", self._workload_events)
+        app.router.add_get("/api/workload/logs", self._workload_logs)
+        app.router.add_get("/api/workload/priority", self._workload_priority)
         app.router.add_post("/api/actions/{action}", self._action)
+        if self.sampler is not None:
+            app.cleanup_ctx.append(self._sampling)
         return app
+
+    async def _sampling(self, app: web.Application) -> AsyncIterator[None]:
+        """Sample the history while the server runs (first sample right away)."""
+        assert self.sampler is not None
+        task = asyncio.create_task(self.sampler.run(), name="dashboard-history")
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
     # -- middlewares -------------------------------------------------------------------
     @web.middleware
@@ -153,7 +197,7 @@ class Dashboard:
     async def _session(self, request: web.Request) -> web.StreamResponse:
         user = request[_USER]
         can = {}
-        for action in Action:
+        for action in SESSION_ACTIONS:
             decision = await self.auth.decide(user, action_attributes(action))
             can[action.value] = decision.allowed
         return _json(
@@ -186,10 +230,27 @@ class Dashboard:
                 f"{view_attributes(view).resource}.{view_attributes(view).group}"
                 + (f" ({decision.reason})" if decision.reason else ""),
             )
-        body = self.build(view, namespace, name)
+        if view == "history":
+            latency = await self.auth.decide(user, view_attributes("fleet"))
+            request[_HIDE_LATENCY] = not latency.allowed
+        body = self._shown(request, view, self.build(view, namespace, name))
         if body is None:
             return None, _error(404, f"workload {namespace}/{name} not found")
         return body, None
+
+    def _shown(
+        self, request: web.Request, view: str, body: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The view as this user may see it: the history's worker latencies only for a
+        user who may see the workers (list multikueueclusters)."""
+        if view != "history" or body is None or not request.get(_HIDE_LATENCY):
+            return body
+        return {
+            **body,
+            "dispatchLatency": [],
+            "latencyHidden": "RBAC does not allow list multikueueclusters.kueue.x-k8s.io, "
+            "so the workers' dispatch latency is not shown",
+        }
 
     def build(self, view: str, namespace: str = "", name: str = "") -> dict[str, Any] | None:
         """The view's body; streams of the same view share one build per `push_seconds`."""
@@ -213,6 +274,8 @@ class Dashboard:
             return workloads_view(self.source, now, namespace or None)
         if view == "workload":
             return workload_view(self.source, namespace, name, now)
+        if view == "history":
+            return self.history.view()
         return flavors_view(self.source)
 
     async def _view(self, request: web.Request) -> web.StreamResponse:
@@ -259,8 +322,12 @@ class Dashboard:
                     await response.write(b"event: " + reason + b"\ndata: {}\n\n")
                     break
             else:
-                body = self.build(
-                    view, request.query.get("namespace", ""), request.query.get("name", "")
+                body = self._shown(
+                    request,
+                    view,
+                    self.build(
+                        view, request.query.get("namespace", ""), request.query.get("name", "")
+                    ),
                 )
             payload = orjson.dumps(body)
             if payload != last:
@@ -271,6 +338,141 @@ class Dashboard:
                 sent = time.monotonic()
         await response.write_eof()
         return response
+
+    # -- the workload detail's on-demand reads ------------------------------------------
+    async def _detail_workload(self, request: web.Request) -> Workload | web.Response:
+        """The Workload the query names once the user may `get` it, or the refusal."""
+        _, refused = await self._authorized_view(request, "workload")
+        if refused is not None:
+            return refused
+        raw = find_workload(self.source, request.query["namespace"], request.query["name"])
+        if raw is None:
+            return _error(404, "workload not found")
+        return decoded_workload(raw)
+
+    async def _refused_part(
+        self, request: web.Request, part: str, attributes: ResourceAttributes
+    ) -> web.Response | None:
+        user = request[_USER]
+        decision = await self.auth.decide(user, attributes)
+        if decision.allowed:
+            return None
+        what = (
+            f"{attributes.resource}/{attributes.subresource}"
+            if attributes.subresource
+            else (attributes.resource)
+        )
+        return _error(
+            403,
+            f'User "{user.name}" may not see this workload\'s {part}: RBAC does not allow '
+            f'{attributes.verb} {what} in namespace "{attributes.namespace}"',
+        )
+
+    async def _workload_events(self, request: web.Request) -> web.StreamResponse:
+        workload = await self._detail_workload(request)
+        if isinstance(workload, web.Response):
+            return workload
+        meta = workload.metadata
+        refused = await self._refused_part(request, "events", events_attributes(meta.namespace))
+        if refused is not None:
+            return refused
+        if self.reads is None:
+            return _error(503, "this dashboard reads no Events")
+        objects = [("Workload", meta.name)]
+        owner = owner_job(workload)
+        if owner is not None:
+            objects.append((owner[0], owner[1]))
+        try:
+            async with self._detail_reads:
+                events = await self.reads.events(meta.namespace, objects)
+        except KubeError as error:
+            return _error(502, f"the Events could not be read: {error}")
+        return _json(
+            {
+                "events": [
+                    {
+                        "time": e.time,
+                        "type": e.type,
+                        "reason": e.reason,
+                        "object": e.object,
+                        "message": e.message,
+                        "count": e.count,
+                    }
+                    for e in events
+                ]
+            }
+        )
+
+    async def _workload_logs(self, request: web.Request) -> web.StreamResponse:
+        workload = await self._detail_workload(request)
+        if isinstance(workload, web.Response):
+            return workload
+        namespace = workload.metadata.namespace
+        refused = await self._refused_part(request, "pod logs", logs_attributes(namespace))
+        if refused is not None:
+            return refused
+        if self.reads is None:
+            return _error(503, "this dashboard reads no logs")
+        async with self._detail_reads:
+            logs = await self.reads.pod_logs(workload)
+        return _json(
+            {
+                "note": logs.note,
+                "tails": [
+                    {
+                        "pod": t.pod,
+                        "container": t.container,
+                        "cluster": t.cluster,
+                        "text": t.text,
+                        "error": t.error,
+                    }
+                    for t in logs.tails
+                ],
+            }
+        )
+
+    async def _priority_right(self, user: UserInfo, target: PriorityTarget) -> tuple[bool, str]:
+        attributes = patch_attributes(
+            target.group, target.version, target.plural, target.namespace, target.name
+        )
+        decision = await self.auth.decide(user, attributes)
+        group = f".{target.group}" if target.group else ""
+        why = (
+            ""
+            if decision.allowed
+            else f'User "{user.name}" may not change this priority: RBAC does not allow '
+            f'patch {target.plural}{group} "{target.name}" in namespace "{target.namespace}"'
+        )
+        return decision.allowed, why
+
+    async def _workload_priority(self, request: web.Request) -> web.StreamResponse:
+        workload = await self._detail_workload(request)
+        if isinstance(workload, web.Response):
+            return workload
+        classes = self.source.workload_priority_classes()
+        body: dict[str, Any] = {
+            "classes": [{"name": n, "value": v} for n, v in sorted(classes.items())],
+            "allowed": False,
+            "reason": "",
+            "writes": "",
+        }
+        try:
+            target = priority_target(workload)
+        except PriorityNotChangeable as why:
+            return _json({**body, "reason": str(why)})
+        allowed, reason = await self._priority_right(request[_USER], target)
+        where = f"{target.kind} {target.name}" + (
+            " (its kueue.x-k8s.io/priority-class label)" if target.on_job else ""
+        )
+        return _json(
+            {
+                **body,
+                "current": target.current,
+                "allowed": allowed,
+                "reason": reason,
+                "writes": where,
+            }
+        )
 
     # -- actions -------------------------------------------------------------------------
     async def _action(self, request: web.Request) -> web.StreamResponse:
@@ -290,8 +492,13 @@ class Dashboard:
             return _error(400, "the body must be JSON: {namespace?, name}")
         name = str((target or {}).get("name") or "")
         namespace = str((target or {}).get("namespace") or "")
-        if not name or (action is Action.DEACTIVATE_WORKLOAD and not namespace):
+        workload_action = action in (Action.DEACTIVATE_WORKLOAD, Action.SET_WORKLOAD_PRIORITY)
+        if not name or (workload_action and not namespace):
             return _error(400, "say which object: name (and namespace for a workload)")
+        if action is Action.SET_WORKLOAD_PRIORITY:
+            return await self._set_priority(
+                user, namespace, name, str((target or {}).get("priorityClass") or "")
+            )
         decision = await self.auth.decide(user, action_attributes(action, namespace, name))
         if not decision.allowed:
             return _error(403, f'User "{user.name}" may not patch {name}: RBAC does not allow it')
@@ -306,3 +513,44 @@ class Dashboard:
             return _error(502, f"the write failed: {error}")
         _log.info("dashboard.action", user=user.name, action=action.value, name=name)
         return _json({"done": action.value, "namespace": namespace, "name": name})
+
+    async def _set_priority(
+        self, user: UserInfo, namespace: str, name: str, wanted: str
+    ) -> web.StreamResponse:
+        """Point the Workload at WorkloadPriorityClass `wanted`, written where Kueue expects
+        it (`hub.dashboard.priority_change`), after `patch` on that object was allowed."""
+        raw = find_workload(self.source, namespace, name)
+        if raw is None:
+            return _error(404, f"workload {namespace}/{name} not found")
+        try:
+            target = priority_target(decoded_workload(raw))
+        except PriorityNotChangeable as why:
+            return _error(409, str(why))
+        allowed, reason = await self._priority_right(user, target)
+        if not allowed:
+            return _error(403, reason)
+        classes = self.source.workload_priority_classes()
+        if wanted not in classes:
+            known = ", ".join(sorted(classes)) or "none"
+            return _error(400, f"no WorkloadPriorityClass {wanted!r} (there are: {known})")
+        try:
+            await self.actions.set_priority_class(target, wanted, classes[wanted])
+        except KubeError as error:
+            return _error(502, f"the write failed: {error}")
+        _log.info(
+            "dashboard.action",
+            user=user.name,
+            action=Action.SET_WORKLOAD_PRIORITY.value,
+            name=name,
+            priority_class=wanted,
+            written=f"{target.kind}/{target.name}",
+        )
+        return _json(
+            {
+                "done": Action.SET_WORKLOAD_PRIORITY.value,
+                "namespace": namespace,
+                "name": name,
+                "priorityClass": wanted,
+                "written": f"{target.kind}/{target.name}",
+            }
+        )

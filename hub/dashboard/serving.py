@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry
 
 from core.engine.engine import Engine
 from core.kube.client import KubeClient
@@ -13,8 +14,10 @@ from core.manager.informer_set import ManagerInformers
 from core.manager.serving_tls import ServingCertificate, server_context
 from hub.dashboard.access import DelegatedDashboardAuth
 from hub.dashboard.actions import KubeActions
+from hub.dashboard.history import DispatchLatency, FleetHistory, HistorySampler
 from hub.dashboard.server import Dashboard
 from hub.dashboard.source import HubSource, WorkerSummary
+from hub.dashboard.workload_reads import KubeWorkloadReads
 from hub.visibility.delegated_auth import DelegatedAuth
 
 
@@ -24,6 +27,10 @@ def hub_dashboard(
     engine: Engine,
     workers: Callable[[], list[WorkerSummary] | None],
     auth: DelegatedAuth,
+    *,
+    priority_values: Mapping[str, int],
+    metrics_registry: CollectorRegistry,
+    worker_client: Callable[[str], KubeClient | None],
 ) -> Dashboard:
     source = HubSource(
         cluster_queues=informers.cluster_queues,
@@ -31,10 +38,20 @@ def hub_dashboard(
         cohorts=informers.cohorts,
         resource_flavors=informers.resource_flavors,
         workloads=informers.workloads,
+        workload_priority_values=priority_values,
         engine=engine,
         workers=workers,
     )
-    return Dashboard(source, DelegatedDashboardAuth(auth), KubeActions(client))
+    sampler = HistorySampler(
+        FleetHistory(), source.cluster_queues, DispatchLatency(metrics_registry)
+    )
+    return Dashboard(
+        source,
+        DelegatedDashboardAuth(auth),
+        KubeActions(client),
+        reads=KubeWorkloadReads(client, worker_client),
+        sampler=sampler,
+    )
 
 
 async def serve_dashboard(

@@ -7,7 +7,7 @@ registry, which exists on the leader only). Tests implement it over plain lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -38,6 +38,10 @@ class DashboardSource(Protocol):
     def cohorts(self) -> Sequence[Json]: ...
     def resource_flavors(self) -> Sequence[Json]: ...
     def workloads(self) -> Sequence[Json]: ...
+    def workload_priority_classes(self) -> dict[str, int]:
+        """WorkloadPriorityClass name → value."""
+        ...
+
     def workers(self) -> list[WorkerSummary] | None:
         """None when this replica holds no worker connections (not the leader)."""
         ...
@@ -58,6 +62,7 @@ class HubSource:
         cohorts: Cache,
         resource_flavors: Cache,
         workloads: Cache,
+        workload_priority_values: Mapping[str, int],
         engine: Engine,
         workers: Callable[[], list[WorkerSummary] | None],
     ) -> None:
@@ -66,6 +71,7 @@ class HubSource:
         self._cohorts = cohorts
         self._flavors = resource_flavors
         self._workloads = workloads
+        self._priority_values = workload_priority_values
         self._engine = engine
         self._workers = workers
 
@@ -83,6 +89,9 @@ class HubSource:
 
     def workloads(self) -> Sequence[Json]:
         return self._workloads.store.list()
+
+    def workload_priority_classes(self) -> dict[str, int]:
+        return dict(self._priority_values)
 
     def workers(self) -> list[WorkerSummary] | None:
         return self._workers()

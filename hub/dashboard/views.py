@@ -22,7 +22,7 @@ from core.api.quantity import QuantityError, parse_quantity
 from core.api.workload import Workload
 from hub.dashboard.source import DashboardSource, WorkerSummary
 
-VIEWS = ("fleet", "queues", "workloads", "workload", "flavors")
+VIEWS = ("fleet", "queues", "history", "workloads", "workload", "flavors")
 WORKLOAD_ROWS_LIMIT = 2000
 """At most this many rows in the workloads table (the newest first); counts stay exact."""
 
@@ -31,7 +31,7 @@ _DECODED: dict[tuple[str, str], Workload] = {}
 _DECODED_LIMIT = 50_000
 
 
-def _workload(raw: Json) -> Workload:
+def decoded_workload(raw: Json) -> Workload:
     """`raw` decoded, once per (uid, resourceVersion): views rebuild every half second."""
     meta = _meta(raw)
     key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
@@ -108,7 +108,7 @@ def fleet_view(source: DashboardSource, now: datetime) -> dict[str, Any]:
     workers = source.workers()
     running: dict[str, int] = {}
     for raw in source.workloads():
-        workload = _workload(raw)
+        workload = decoded_workload(raw)
         if workload_phase(workload) is WorkloadPhase.ADMITTED and workload.status.cluster_name:
             running[workload.status.cluster_name] = running.get(workload.status.cluster_name, 0) + 1
     rows = []
@@ -271,52 +271,79 @@ def _row(
     }
 
 
+GROUP_BY = ("clusterQueue", "localQueue", "state", "worker")
+"""Row fields the workloads table can be grouped by; every group's count is exact."""
+
+
+def group_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per `GROUP_BY` field: value → how many rows have it ("" for none)."""
+    out: dict[str, dict[str, int]] = {field: {} for field in GROUP_BY}
+    for row in rows:
+        for field, counts in out.items():
+            value = str(row.get(field) or "")
+            counts[value] = counts.get(value, 0) + 1
+    return out
+
+
 def workloads_view(
     source: DashboardSource, now: datetime, namespace: str | None = None
 ) -> dict[str, Any]:
     targets = _local_queue_targets(source)
     positions = source.queue_positions()
     rows = []
-    counts: dict[str, int] = {}
     for raw in source.workloads():
         if namespace and _meta(raw).get("namespace") != namespace:
             continue
-        row = _row(_workload(raw), targets, positions, now)
-        counts[row["state"]] = counts.get(row["state"], 0) + 1
-        rows.append(row)
+        rows.append(_row(decoded_workload(raw), targets, positions, now))
+    groups = group_counts(rows)
     rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
-    return {"counts": counts, "total": len(rows), "rows": rows[:WORKLOAD_ROWS_LIMIT]}
+    return {
+        "counts": groups["state"],
+        "groups": groups,
+        "total": len(rows),
+        "rows": rows[:WORKLOAD_ROWS_LIMIT],
+    }
+
+
+def find_workload(source: DashboardSource, namespace: str, name: str) -> Json | None:
+    """The cached Workload namespace/name, or None."""
+    for raw in source.workloads():
+        meta = _meta(raw)
+        if meta.get("namespace") == namespace and meta.get("name") == name:
+            return raw
+    return None
 
 
 def workload_view(
     source: DashboardSource, namespace: str, name: str, now: datetime
 ) -> dict[str, Any] | None:
-    for raw in source.workloads():
-        meta = _meta(raw)
-        if meta.get("namespace") == namespace and meta.get("name") == name:
-            workload = _workload(raw)
-            targets = _local_queue_targets(source)
-            steps = [
-                {"time": _iso(step.time), "step": step.step, "detail": step.detail}
-                for step in story_steps(workload, targets)
-            ]
-            conditions = [
-                {
-                    "type": c.type,
-                    "status": c.status.value,
-                    "reason": c.reason,
-                    "message": c.message,
-                    "time": _iso(c.last_transition_time),
-                }
-                for c in workload.status.conditions
-            ]
-            return {
-                "summary": _row(workload, targets, source.queue_positions(), now),
-                "timeline": steps,
-                "conditions": conditions,
-                "yaml": yaml.safe_dump(raw, sort_keys=False),
-            }
-    return None
+    raw = find_workload(source, namespace, name)
+    if raw is None:
+        return None
+    workload = decoded_workload(raw)
+    targets = _local_queue_targets(source)
+    steps = [
+        {"time": _iso(step.time), "step": step.step, "detail": step.detail}
+        for step in story_steps(workload, targets)
+    ]
+    conditions = [
+        {
+            "type": c.type,
+            "status": c.status.value,
+            "reason": c.reason,
+            "message": c.message,
+            "time": _iso(c.last_transition_time),
+        }
+        for c in workload.status.conditions
+    ]
+    ref = workload.spec.priority_class_ref
+    return {
+        "summary": _row(workload, targets, source.queue_positions(), now),
+        "priorityClass": None if ref is None else {"kind": str(ref.kind), "name": ref.name},
+        "timeline": steps,
+        "conditions": conditions,
+        "yaml": yaml.safe_dump(raw, sort_keys=False),
+    }
 
 
 def flavors_view(source: DashboardSource) -> dict[str, Any]:

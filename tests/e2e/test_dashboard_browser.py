@@ -9,14 +9,19 @@ page, sees every view, submits a Job and watches its Workload appear, get admitt
 worker and finish, all pushed by the server (the page is never reloaded: a marker set on
 `window` at sign-in is still there at the end). A user whose token is valid but who has no
 RBAC on anything sees authorization errors and no rows; one who may list Workloads in one
-namespace only opens that namespace's table and sees only its rows. Screenshots of every view go to
-`test-artifacts/dashboard/` (or `$FLEETQ_TEST_ARTIFACTS/dashboard/`).
+namespace only opens that namespace's table and sees only its rows. The history view plots
+the queues and, once a job was dispatched, the workers' dispatch latency; the workloads
+table groups by worker with counts; a workload's detail shows its Events and its pod's log
+tail, read on the worker through the hub (served by the fleet's kwok controller).
+Screenshots of every view go to `test-artifacts/dashboard/` (or
+`$FLEETQ_TEST_ARTIFACTS/dashboard/`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -26,6 +31,7 @@ from typing import Any
 import pytest
 
 from devfleet.cluster_access import RunningFleet
+from devfleet.kwok_pod_logs import LOG_TEXT
 from devfleet.multikueue_fleet import MultiKueueFleet, MultiKueueFleetSpec
 from tests.chromium import Chromium
 from tests.e2e.multikueue_fixtures import ClusterView, queued_job, until
@@ -87,7 +93,9 @@ def viewer_binding(dashboard_fleet: MultiKueueFleet) -> Iterator[None]:
                         "apiGroups": ["kueue.x-k8s.io"],
                         "resources": [*KUEUE_READ, "multikueueclusters"],
                         "verbs": ["get", "list", "watch"],
-                    }
+                    },
+                    {"apiGroups": [""], "resources": ["events"], "verbs": ["list"]},
+                    {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
                 ],
             }
         )
@@ -133,6 +141,15 @@ def _open_view(browser: Chromium, view: str) -> None:
 
 def _view_shown(browser: Chromium, view: str) -> bool:
     return bool(browser.evaluate(f"document.getElementById('view-{view}') !== null"))
+
+
+def _wait_view(browser: Chromium, view: str, timeout: float = 30) -> None:
+    """Wait for `view` on the page; a timeout says what the page's error box says."""
+    try:
+        until(lambda: _view_shown(browser, view), f"the {view} view", timeout=timeout)
+    except AssertionError as error:
+        says = browser.evaluate("document.getElementById('error').textContent")
+        raise AssertionError(f"{error}; the page says {says!r}") from None
 
 
 def _state_of(browser: Chromium, name: str) -> str | None:
@@ -195,6 +212,44 @@ def test_a_viewer_watches_a_job_run_without_reloading(
         browser.screenshot(ARTIFACTS / "workloads-finished.png")
         assert seen[-2:] == ["admitted", "finished"], seen
         assert browser.evaluate("window.fleetqLoaded === true"), "the page was reloaded"
+
+        browser.evaluate(
+            "const g = document.getElementById('group'); g.value = 'worker';"
+            " g.dispatchEvent(new Event('change')); true"
+        )
+        until(
+            lambda: browser.evaluate(
+                f"document.querySelector('.group[data-group={json.dumps(worker)}]') !== null"
+            ),
+            "the table grouped by worker",
+            timeout=30,
+        )
+        count = browser.evaluate(
+            f"Number(document.querySelector('.group[data-group={json.dumps(worker)}]')"
+            ".dataset.count)"
+        )
+        assert count >= 1
+        heading = browser.evaluate(
+            f"document.querySelector('.group[data-group={json.dumps(worker)}] h3').innerText"
+        )
+        assert heading.startswith(f"{worker} — {count} workload")
+        browser.screenshot(ARTIFACTS / "workloads-grouped.png")
+
+        _open_view(browser, "history")
+        until(lambda: _view_shown(browser, "history"), "the history view", timeout=30)
+        until(
+            lambda: browser.evaluate(
+                "document.querySelectorAll('[data-plot=pending] polyline').length > 0"
+                " && document.querySelectorAll('[data-plot=latency] circle').length > 0"
+            ),
+            "queue lines and a dispatch latency point (sampled every 10 s)",
+            timeout=60,
+        )
+        legend = browser.evaluate("document.getElementById('view-history').innerText")
+        assert mk.cluster_queue in legend and worker in legend
+        browser.screenshot(ARTIFACTS / "history.png")
+        browser.evaluate("document.querySelector('[data-plot=latency]').scrollIntoView(); true")
+        browser.screenshot(ARTIFACTS / "history-latency.png")
 
         name = manager.workload_of_job("watched")["metadata"]["name"]
         _open_view(browser, f"workload/{NAMESPACE}/{name}")
@@ -301,3 +356,52 @@ def test_a_namespace_user_sees_only_that_namespace(
         assert _listed_cluster_wide(mk.hub_dashboard_url, viewer, other)  # it is still there
         browser.screenshot(ARTIFACTS / "workloads-one-namespace.png")
         mk.remove_namespace(other)
+
+
+def test_a_workload_detail_shows_its_events_and_its_pods_log_tail(
+    dashboard_fleet: MultiKueueFleet, viewer_binding: None
+) -> None:
+    mk = dashboard_fleet
+    with ClusterView.open(mk.fleet.manager, NAMESPACE) as manager, Chromium() as browser:
+        token = _token(manager, VIEWER)
+        manager.create_job(
+            queued_job("logged", mk.spec.local_queue, gpus_per_pod=0, pods=1, run_seconds=300)
+        )
+        _sign_in(browser, mk.hub_dashboard_url, token)
+        _open_view(browser, "workloads")
+        until(lambda: _state_of(browser, "logged") == "admitted", "the job admitted", 90)
+        name = manager.workload_of_job("logged")["metadata"]["name"]
+        _open_view(browser, f"workload/{NAMESPACE}/{name}")
+        _wait_view(browser, "workload", timeout=45)
+
+        def log_shown() -> str | None:
+            text = browser.evaluate(
+                "(() => { const l = document.querySelector('#part-logs .log');"
+                " return l ? l.innerText : null; })()"
+            )
+            return str(text) if text else None
+
+        asked = [time.monotonic()]
+
+        def reload_until_pod() -> str | None:
+            found = log_shown()
+            if found is None and time.monotonic() - asked[0] > 3:
+                # The pod may not run on the worker yet: ask again, now and then.
+                asked[0] = time.monotonic()
+                browser.evaluate("document.getElementById('reload-detail').click(); true")
+            return found
+
+        shown = until(reload_until_pod, "the pod's log part", timeout=90)
+        worker = manager.workload_of_job("logged")["status"]["clusterName"]
+        assert shown.startswith("logged-") and f"/main on {worker}" in shown, shown
+        # The fleet's kwok controller serves every container's log (devfleet/kwok_pod_logs):
+        # read on the worker through the hub, as a kubelet's would be.
+        assert LOG_TEXT.splitlines()[0] in shown, shown
+        events = browser.evaluate("document.getElementById('part-events').innerText")
+        assert "Events" in events and "loading" not in events
+        assert "RBAC does not allow" not in events
+        browser.evaluate("document.getElementById('part-events').scrollIntoView(); true")
+        browser.screenshot(ARTIFACTS / "workload-logs.png")
+        manager.batch.delete_namespaced_job(
+            "logged", NAMESPACE, propagation_policy="Background"
+        )  # it would hold the queue for minutes

@@ -21,6 +21,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from core.kube.write_counter import WriteVerb
 
+DISPATCH_LATENCY = "fleetq_multikueue_dispatch_latency_seconds"
+"""Quota reserved on the manager to admission on the worker (the dashboard plots it too)."""
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600)
 _WRITES_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
 
@@ -48,7 +50,7 @@ class DispatchMetrics:
             registry=registry,
         )
         self.latency = Histogram(
-            "fleetq_multikueue_dispatch_latency_seconds",
+            DISPATCH_LATENCY,
             "Quota reserved on the manager to admission on the worker",
             ["cluster", *role],
             buckets=_LATENCY_BUCKETS,

@@ -57,6 +57,20 @@ def test_the_dashboard_service_reaches_the_dashboard_port(render_hub: Any) -> No
     assert binding["roleRef"]["name"] == "system:auth-delegator"
     plain = render_hub({})
     assert build_parser().parse_args(plain.container()["args"]).dashboard_port is None
+
+    def detail_rules(rendered: Any) -> list[tuple[str, str]]:
+        role = rendered.one("ClusterRole", "fq-fleetq-hub")
+        return [
+            (resource, verb)
+            for rule in role["rules"]
+            if rule["apiGroups"] == [""]
+            for resource in rule["resources"]
+            for verb in rule["verbs"]
+            if resource in ("events", "pods/log")
+        ]
+
+    assert detail_rules(rendered) == [("events", "list"), ("pods/log", "get")]
+    assert detail_rules(plain) == []
     assert "fq-fleetq-hub-dashboard" not in {
         s["metadata"]["name"] for s in plain.of_kind("Service")
     }

@@ -145,3 +145,37 @@ def test_queues_and_flavors() -> None:
     ]
     [flavor] = flavors_view(source)["flavors"]
     assert flavor["nodeLabels"] == {"pool": "a"} and flavor["workers"] == []
+
+
+def test_groups_count_every_workload_by_queue_state_and_worker_beyond_the_rows_sent() -> None:
+    from hub.dashboard import views
+
+    admitted = [
+        condition("QuotaReserved", "True", "QuotaReserved"),
+        condition("Admitted", "True", "Admitted"),
+    ]
+    source = ListSource(
+        lqs=[
+            {"metadata": {"namespace": "ns", "name": "gpu-q"}, "spec": {"clusterQueue": "gpu"}},
+            {"metadata": {"namespace": "ns", "name": "cpu-q"}, "spec": {"clusterQueue": "cpu"}},
+        ],
+        wls=[
+            *(workload("ns", f"p{i}", queue="gpu-q") for i in range(3)),
+            workload("ns", "run-1", queue="gpu-q", conditions=admitted, cluster_name="w1"),
+            workload("ns", "run-2", queue="cpu-q", conditions=admitted, cluster_name="w2"),
+        ],
+    )
+    old = views.WORKLOAD_ROWS_LIMIT
+    views.WORKLOAD_ROWS_LIMIT = 2
+    try:
+        body = workloads_view(source, NOW)
+    finally:
+        views.WORKLOAD_ROWS_LIMIT = old
+    assert len(body["rows"]) == 2 and body["total"] == 5
+    groups = body["groups"]
+    assert groups["clusterQueue"] == {"gpu": 4, "cpu": 1}
+    assert groups["localQueue"] == {"gpu-q": 4, "cpu-q": 1}
+    assert groups["state"] == {"pending": 3, "admitted": 2} == body["counts"]
+    assert groups["worker"] == {"": 3, "w1": 1, "w2": 1}
+    one_namespace = workloads_view(source, NOW, "elsewhere")
+    assert one_namespace["groups"]["state"] == {} and one_namespace["total"] == 0
