@@ -13,6 +13,7 @@ under the fleet's state folder, so `fleetq dev down` finds and stops them too.
 from __future__ import annotations
 
 import functools
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,12 @@ def wait_until_serving(fleet: RunningFleet, processes: DemoProcesses, progress: 
     for process in processes.all:
         until(process.ready, f"{process.label} ready", START_TIMEOUT_SECONDS)
     progress("  hub and agents ready (/readyz)")
+    if processes.dashboard_url:
+        health = processes.dashboard_url + "healthz"
+        until(
+            functools.partial(_answers, health), f"the dashboard ({health})", START_TIMEOUT_SECONDS
+        )
+        progress(f"  dashboard serving on {processes.dashboard_url}")
     for worker in fleet.workers:
         until(
             functools.partial(_active, fleet.manager, "multikueueclusters", worker.name),
@@ -159,6 +166,14 @@ def wait_until_serving(fleet: RunningFleet, processes: DemoProcesses, progress: 
         "the manager's ClusterQueue Active",
         START_TIMEOUT_SECONDS,
     )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
 
 
 def _active(member: ClusterAccess, plural: str, name: str) -> bool:
