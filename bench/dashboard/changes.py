@@ -2,7 +2,9 @@
 
 Each change is two writes, one per kind of input the dashboard reads: a new Workload on
 the manager (it lands pending, newest first, so the workloads view's rows show it) and a
-new CPU figure in one worker's WorkerCapacity report (the fleet view's bars show it).
+new CPU figure in a WorkerCapacity report (the fleet view's bars show it), each change on
+the next worker's, so a figure stays up for `workers` changes and is never overwritten
+before a view could show it.
 Each write carries a marker the bench can find in an event's bytes; a change's latency
 is from its write's answer to the first event holding the marker at each stream of that
 view (`DashboardStream`). Without streams the same writes still run, so the hub's own
@@ -59,7 +61,6 @@ async def make_changes(
 ) -> None:
     """`plan.changes` changes at `plan.interval_s`, then the tail; returns at the window's end."""
     started = time.monotonic()
-    reported = fleet.worker_name(0)
     for index in range(plan.changes):
         delay = started + index * plan.interval_s - time.monotonic()
         if delay > 0:
@@ -76,7 +77,7 @@ async def make_changes(
             report_marker(millicpu),
             worker.patch(
                 REPORTS,
-                reported,
+                fleet.worker_name(index % fleet.workers),
                 fleet.report_status(millicpu),
                 patch_type=PatchType.MERGE,
                 subresource="status",
