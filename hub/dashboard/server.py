@@ -4,7 +4,8 @@
 - `GET /api/session`: who the caller is, a CSRF token, which actions RBAC allows.
 - `GET /api/views/<view>`: one view's JSON, after the view's SubjectAccessReview.
 - `GET /api/stream?view=`: the same view as server-sent events, pushed whenever it
-  changes (checked every `push_seconds`); the caller's token and access are checked
+  changes (checked every `push_seconds`; one build per change for every stream and
+  request of the view, `streams.SharedViews`); the caller's token and access are checked
   again every `recheck_seconds`, so an expired token or a revoked RoleBinding ends the
   stream; at most `StreamLimiter.per_user` streams per user.
 - `POST /api/actions/<action>`: only from the dashboard's own origin, with the CSRF
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -31,8 +32,8 @@ from core.kube.errors import KubeError
 from hub.dashboard.access import Action, DashboardAuth, action_attributes, view_attributes
 from hub.dashboard.actions import DashboardActions
 from hub.dashboard.csrf import CSRF_HEADER, CsrfTokens
-from hub.dashboard.source import DashboardSource
-from hub.dashboard.streams import StreamLimiter, TooManyStreams
+from hub.dashboard.source import DashboardSource, ViewInput
+from hub.dashboard.streams import SharedViews, StreamLimiter, TooManyStreams
 from hub.dashboard.views import (
     VIEWS,
     flavors_view,
@@ -87,6 +88,7 @@ class Dashboard:
         recheck_seconds: float = 30.0,
         keepalive_seconds: float = 15.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        version: Callable[[Iterable[ViewInput]], Hashable] | None = None,
     ) -> None:
         self.source = source
         self.auth = auth
@@ -97,7 +99,9 @@ class Dashboard:
         self.recheck_seconds = recheck_seconds
         self.keepalive_seconds = keepalive_seconds
         self.now = now
-        self._built: dict[tuple[str, str, str], tuple[float, dict[str, Any] | None]] = {}
+        self.views = SharedViews(
+            lambda key: self._build(*key), version=version, min_interval=push_seconds
+        )
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers, self._authenticate])
@@ -192,16 +196,8 @@ class Dashboard:
         return body, None
 
     def build(self, view: str, namespace: str = "", name: str = "") -> dict[str, Any] | None:
-        """The view's body; streams of the same view share one build per `push_seconds`."""
-        key = (view, namespace, name)
-        cached = self._built.get(key)
-        if cached is not None and time.monotonic() - cached[0] < self.push_seconds:
-            return cached[1]
-        body = self._build(view, namespace, name)
-        if len(self._built) > 256:
-            self._built.clear()
-        self._built[key] = (time.monotonic(), body)
-        return body
+        """The view's body, shared with every stream of it (`SharedViews`)."""
+        return self.views.get((view, namespace, name)).body
 
     def _build(self, view: str, namespace: str, name: str) -> dict[str, Any] | None:
         now = self.now()
@@ -221,13 +217,13 @@ class Dashboard:
 
     async def _stream(self, request: web.Request) -> web.StreamResponse:
         view = request.query.get("view", "")
-        body, refused = await self._authorized_view(request, view)
+        _, refused = await self._authorized_view(request, view)
         if refused is not None:
             return refused
         user = request[_USER]
         try:
             with self.limiter.stream(user.name):
-                return await self._push(request, view, body)
+                return await self._push(request, view)
         except ConnectionResetError:  # the browser went away: the stream is over
             return web.Response(status=204)
         except TooManyStreams:
@@ -235,40 +231,36 @@ class Dashboard:
                 429, f"too many live streams for {user.name} (at most {self.limiter.per_user})"
             )
 
-    async def _push(
-        self, request: web.Request, view: str, first: dict[str, Any] | None
-    ) -> web.StreamResponse:
+    async def _push(self, request: web.Request, view: str) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
         )
         await response.prepare(request)
-        last = orjson.dumps(first)
-        await response.write(b"event: view\ndata: " + last + b"\n\n")
+        key = (view, request.query.get("namespace", ""), request.query.get("name", ""))
+        last = self.views.get(key)
+        await response.write(last.event)
         checked = sent = time.monotonic()
         while True:
             await asyncio.sleep(self.push_seconds)
             if time.monotonic() - checked >= self.recheck_seconds:
                 checked = time.monotonic()
                 user = await self.auth.authenticate(request)
-                body, refused = (None, None)
+                refused = None
                 if user is not None:
                     request[_USER] = user
-                    body, refused = await self._authorized_view(request, view)
+                    _, refused = await self._authorized_view(request, view)
                 if user is None or refused is not None:
                     reason = b"unauthorized" if user is None else b"forbidden"
                     await response.write(b"event: " + reason + b"\ndata: {}\n\n")
                     break
-            else:
-                body = self.build(
-                    view, request.query.get("namespace", ""), request.query.get("name", "")
-                )
-            payload = orjson.dumps(body)
-            if payload != last:
-                await response.write(b"event: view\ndata: " + payload + b"\n\n")
-                last, sent = payload, time.monotonic()
+            built = self.views.get(key)
+            if built is not last and built.event != last.event:
+                await response.write(built.event)
+                sent = time.monotonic()
             elif time.monotonic() - sent >= self.keepalive_seconds:
                 await response.write(b": keepalive\n\n")
                 sent = time.monotonic()
+            last = built
         await response.write_eof()
         return response
 

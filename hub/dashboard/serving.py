@@ -34,7 +34,9 @@ def hub_dashboard(
         engine=engine,
         workers=workers,
     )
-    return Dashboard(source, DelegatedDashboardAuth(auth), KubeActions(client))
+    return Dashboard(
+        source, DelegatedDashboardAuth(auth), KubeActions(client), version=source.version
+    )
 
 
 async def serve_dashboard(
