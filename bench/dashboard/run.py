@@ -34,6 +34,7 @@ import aiohttp
 from bench.dashboard.changes import ChangePlan, make_changes, percentile
 from bench.dashboard.fleet_objects import DashboardFleet
 from bench.dashboard.stream_client import DashboardStream
+from bench.dashboard.workload_activity import WorkloadActivity
 from bench.multikueue.dispatch_leg import HUB_CRDS, WORKER_CRDS, bench_spec
 from bench.multikueue.fleetq_processes import FleetqProcess, start_hub, wait_ready
 from bench.multikueue.machine_load import MachineLoad
@@ -64,7 +65,8 @@ class Settings:
     """Streams of each view (each a ServiceAccount of its own)."""
     qps: float = 500.0
     burst: int = 1000
-    settle_s: float = 10.0
+    settle_s: float = 15.0
+    """Seconds without any Workload change before the first window."""
     setup_timeout_s: float = 900.0
     log_level: str = "warning"
     workdir: Path = Path("/tmp/fleetq-dashboard-bench")
@@ -176,7 +178,10 @@ async def _measure(
         progress(
             f"  settled after {settled_s:.0f}s (admitted and pending as planned, workers Active)"
         )
-        await asyncio.sleep(settings.settle_s)
+        activity = WorkloadActivity(manager, objects.namespace)
+        await activity.start()
+        quiet_after_s = await activity.wait_quiet(settings.settle_s, timeout=300.0)
+        progress(f"  no Workload changed for {settings.settle_s:.0f}s, {quiet_after_s:.0f}s later")
         plan = settings.plan
         windows: dict[str, dict[str, Any]] = {}
 
@@ -186,9 +191,9 @@ async def _measure(
         def quiet(_streams: list[DashboardStream]) -> Any:
             return asyncio.sleep(plan.window_s)
 
-        windows["quiet, no stream"] = await _window(hub, load, [], quiet)
+        windows["quiet, no stream"] = await _window(hub, load, activity, [], quiet)
         progress(f"  quiet, no stream: {json.dumps(windows['quiet, no stream'])}")
-        windows["changes, no stream"] = await _window(hub, load, [], changes("none", 0))
+        windows["changes, no stream"] = await _window(hub, load, activity, [], changes("none", 0))
         progress(f"  changes, no stream: {json.dumps(windows['changes, no stream'])}")
         per_stream: dict[str, list[dict[str, Any]]] = {}
         async with aiohttp.ClientSession() as session:
@@ -212,12 +217,13 @@ async def _measure(
             for name, make in (("quiet, streams", quiet), ("changes, streams", changes("s", 1))):
                 for stream in streams:
                     stream.stats.reset()
-                windows[name] = await _window(hub, load, streams, make)
+                windows[name] = await _window(hub, load, activity, streams, make)
                 per_stream[name] = [_stream_figures(s, plan) for s in streams]
                 progress(f"  {name}: {json.dumps(windows[name])}")
             windows["changes, streams"]["first_events_s"] = round(opened_s, 2)
             for stream in streams:
                 await stream.close()
+        await activity.stop()
     finally:
         await manager.close()
         await worker.close()
@@ -228,7 +234,11 @@ async def _measure(
     return {
         "at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "settings": _settings_document(settings),
-        "setup": {"create_s": round(created_s, 1), "settled_s": round(settled_s, 1)},
+        "setup": {
+            "create_s": round(created_s, 1),
+            "settled_s": round(settled_s, 1),
+            "quiet_after_s": round(quiet_after_s, 1),
+        },
         "windows": windows,
         "latency": latency,
         "streams": per_stream,
@@ -240,6 +250,7 @@ async def _measure(
 async def _window(
     hub: FleetqProcess,
     load: MachineLoad,
+    activity: WorkloadActivity,
     streams: list[DashboardStream],
     changes: Callable[[list[DashboardStream]], Any],
 ) -> dict[str, Any]:
@@ -247,6 +258,7 @@ async def _window(
     load_before = os.getloadavg()
     mark = load.mark()
     cpu_before = cpu_seconds(pid) or 0.0
+    changes_before = activity.changes
     began = time.monotonic()
     await changes(streams)
     wall = time.monotonic() - began
@@ -260,6 +272,7 @@ async def _window(
         "load_average_before": [round(v, 2) for v in load_before],
         "load_average_after": [round(v, 2) for v in os.getloadavg()],
         "bench_cpu_s": round(time.process_time(), 2),
+        "workload_events": activity.changes - changes_before,
     }
     figures.update(MachineLoad.between(mark, load.mark()))
     return figures
