@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import logging
 import os
 import sys
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import structlog
 
 from bench.dashboard.changes import ChangePlan, make_changes, percentile
 from bench.dashboard.fleet_objects import DashboardFleet
@@ -419,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.show is not None:
         print(table(json.loads(args.show.read_text())))
         return 0
+    # The bench's own watches and clients log at info; only the table belongs on stdout.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     settings = Settings(
         fleet=DashboardFleet(
             workloads=args.workloads, admitted=args.admitted, workers=args.workers
