@@ -9,8 +9,8 @@ STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .PHONY: help install tools fleet-tools crds lint typecheck test test-unit test-integration test-e2e \
-        demo fleet-up fleet-down fleet-status bench clean conformance-tools conformance image \
-        real-node-tools real-node real-node-test
+        demo fleet-up fleet-down fleet-status bench bench-dashboard clean conformance-tools \
+        conformance image real-node-tools real-node real-node-test
 
 help:
 	@echo "make demo   - build tools, start a local fleet, install fleetq, spread GPU/CPU jobs, tear down (KEEP=1 keeps it)"
@@ -103,6 +103,12 @@ real-node-test: real-node-tools
 
 bench: install
 	$(BIN)/python bench/engine/run.py
+
+# The dashboard's cost on a real hub and apiservers (bench/README.md); BENCH_ARGS passes
+# options, e.g. BENCH_ARGS="--viewers 3".
+bench-dashboard: install
+	$(BIN)/fleetq dev tools kubernetes etcd kwok
+	$(BIN)/python -m bench.dashboard $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -28,6 +28,7 @@ from rich.table import Table
 
 from devfleet.chart_install import install_fleet_charts
 from devfleet.cluster_access import RunningFleet
+from devfleet.demo_dashboard import create_viewer, dashboard_lines
 from devfleet.demo_jobs import DemoJob, JobApi, job_mix, submit_job
 from devfleet.demo_join import FLEET_FILE, join_demo_workers
 from devfleet.demo_processes import DemoProcesses, start_processes, wait_until_serving
@@ -150,7 +151,7 @@ def _run(options: DemoOptions, say: Say) -> int:
         charts = install_fleet_charts(
             fleet,
             workdir / "charts",
-            hub_values={"configuration": HUB_CONFIGURATION},
+            hub_values={"configuration": HUB_CONFIGURATION, "dashboard": {"enabled": True}},
             token_lifetime_seconds=lifetime,
             progress=say,
         )
@@ -160,10 +161,12 @@ def _run(options: DemoOptions, say: Say) -> int:
         join_demo_workers(fleet, say)
         phase("processes", "6/7 the hub and the agents, as the charts' ServiceAccounts")
         processes = start_processes(fleet, charts, workdir, say)
+        create_viewer(fleet.manager)
         summary["processes"] = {
             p.label: {"pid": p.pid, "log": str(p.log_path)} for p in processes.all
         }
         summary["processPorts"] = processes.ports
+        summary["dashboardUrl"] = processes.dashboard_url
         wait_until_serving(fleet, processes, say)
         jobs = job_mix(short=options.short)
         jobsets = sum(job.api is JobApi.JOBSET for job in jobs)
@@ -299,5 +302,7 @@ def _print_keep_instructions(
         f"{workdir.parent / 'operators'}",
         f"  stop everything: fleetq dev down --name {fleet.name}",
     ]
+    if processes is not None and processes.dashboard_url:
+        lines += dashboard_lines(processes.dashboard_url, kubectl, fleet.manager.kubeconfig)
     for line in lines:
         console.print(line, highlight=False, soft_wrap=True)

@@ -2,7 +2,9 @@
 nothing but the token of its helm chart's ServiceAccount (devfleet.chart_install).
 
 The hub reads the Configuration from the hub chart's ConfigMap, leads through its Lease in
-kueue-system, and connects to the workers with the kubeconfig Secrets `fleetq join` made.
+kueue-system, connects to the workers with the kubeconfig Secrets `fleetq join` made, and
+serves the fleet dashboard on a loopback port (`dashboard_url`; the chart, installed with
+`dashboard.enabled`, lets it review tokens and access).
 Each agent takes its Lease in the worker chart's namespace and reports its capacity under
 the worker's name (the MultiKueueCluster's name). Every file the processes are given lives
 under the fleet's state folder, so `fleetq dev down` finds and stops them too.
@@ -11,6 +13,7 @@ under the fleet's state folder, so `fleetq dev down` finds and stops them too.
 from __future__ import annotations
 
 import functools
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +40,11 @@ class DemoProcesses:
     hub: FleetProcess
     agents: dict[str, FleetProcess] = field(default_factory=dict)
     metrics_ports: dict[str, int] = field(default_factory=dict)
+    dashboard_port: int | None = None
+
+    @property
+    def dashboard_url(self) -> str:
+        return "" if self.dashboard_port is None else f"http://127.0.0.1:{self.dashboard_port}/"
 
     @property
     def all(self) -> list[FleetProcess]:
@@ -45,7 +53,8 @@ class DemoProcesses:
     @property
     def ports(self) -> list[int]:
         health = [process.health_port for process in self.all]
-        return [*health, *self.metrics_ports.values()]
+        dashboard = [] if self.dashboard_port is None else [self.dashboard_port]
+        return [*health, *self.metrics_ports.values(), *dashboard]
 
     def stop(self) -> list[str]:
         """SIGTERM each (SIGKILL after 20 s); labels of those that did not exit cleanly."""
@@ -59,23 +68,24 @@ class DemoProcesses:
 def start_processes(
     fleet: RunningFleet, charts: FleetCharts, workdir: Path, progress: Progress
 ) -> DemoProcesses:
-    health, metrics = allocate_ports(2)
+    health, metrics, dashboard = allocate_ports(3)
     hub = FleetProcess(
         "fleetq hub",
         [
             *("hub", "--config", str(charts.hub_configuration)),
             *("--kubeconfig", str(charts.hub.kubeconfig)),
             *("--health-port", str(health), "--metrics-port", str(metrics)),
+            *("--dashboard-port", str(dashboard)),
             *("--no-webhooks", "--identity", "demo-hub"),
         ],
         workdir / "hub.log",
         health,
     )
-    processes = DemoProcesses(hub, metrics_ports={"hub": metrics})
+    processes = DemoProcesses(hub, metrics_ports={"hub": metrics}, dashboard_port=dashboard)
     hub.start()
     progress(
         f"  fleetq hub (pid {hub.pid}) on the manager as {charts.hub.username}, "
-        f"metrics on :{metrics}, log {hub.log_path}"
+        f"metrics on :{metrics}, dashboard {processes.dashboard_url}, log {hub.log_path}"
     )
     agent_config = workdir / "agent-config.yaml"
     agent_config.write_text(
@@ -133,6 +143,12 @@ def wait_until_serving(fleet: RunningFleet, processes: DemoProcesses, progress: 
     for process in processes.all:
         until(process.ready, f"{process.label} ready", START_TIMEOUT_SECONDS)
     progress("  hub and agents ready (/readyz)")
+    if processes.dashboard_url:
+        health = processes.dashboard_url + "healthz"
+        until(
+            functools.partial(_answers, health), f"the dashboard ({health})", START_TIMEOUT_SECONDS
+        )
+        progress(f"  dashboard serving on {processes.dashboard_url}")
     for worker in fleet.workers:
         until(
             functools.partial(_active, fleet.manager, "multikueueclusters", worker.name),
@@ -150,6 +166,14 @@ def wait_until_serving(fleet: RunningFleet, processes: DemoProcesses, progress: 
         "the manager's ClusterQueue Active",
         START_TIMEOUT_SECONDS,
     )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
 
 
 def _active(member: ClusterAccess, plural: str, name: str) -> bool:

@@ -9,6 +9,7 @@ their CPU time and peak memory the same way it reads upstream Kueue's.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,10 @@ def start_hub(
     gc_interval: str = "1m",
     log_level: str = "warning",
     frameworks: tuple[str, ...] = ("batch/job",),
+    extra_args: Sequence[str] = (),
 ) -> FleetqProcess:
-    """`fleetq hub` on the manager with MultiKueue settings as upstream's Configuration."""
+    """`fleetq hub` on the manager with MultiKueue settings as upstream's Configuration
+    (`extra_args`: more of the hub's flags, say `--dashboard-port`)."""
     health, metrics = allocate_ports(2)
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "hub-config.yaml"
@@ -123,6 +126,7 @@ def start_hub(
         "--no-webhooks",
         "--log-level",
         log_level,
+        *extra_args,
     ]
     return _start("hub", argv, workdir / "hub.log", (health, metrics))
 

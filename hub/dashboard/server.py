@@ -8,7 +8,8 @@
   the Workload's own `get` and the part's SubjectAccessReview; at most
   `DETAIL_READS` at once, so the page cannot flood the apiservers.
 - `GET /api/stream?view=`: the same view as server-sent events, pushed whenever it
-  changes (checked every `push_seconds`); the caller's token and access are checked
+  changes (checked every `push_seconds`; one build per change for every stream and
+  request of the view, `streams.SharedViews`); the caller's token and access are checked
   again every `recheck_seconds`, so an expired token or a revoked RoleBinding ends the
   stream; at most `StreamLimiter.per_user` streams per user.
 - `POST /api/actions/<action>`: only from the dashboard's own origin, with the CSRF
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -48,8 +49,8 @@ from hub.dashboard.actions import DashboardActions
 from hub.dashboard.csrf import CSRF_HEADER, CsrfTokens
 from hub.dashboard.history import FleetHistory, HistorySampler
 from hub.dashboard.priority_change import PriorityNotChangeable, PriorityTarget, priority_target
-from hub.dashboard.source import DashboardSource
-from hub.dashboard.streams import StreamLimiter, TooManyStreams
+from hub.dashboard.source import DashboardSource, ViewInput
+from hub.dashboard.streams import BuiltView, SharedViews, StreamLimiter, TooManyStreams
 from hub.dashboard.views import (
     VIEWS,
     decoded_workload,
@@ -113,6 +114,7 @@ class Dashboard:
         recheck_seconds: float = 30.0,
         keepalive_seconds: float = 15.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        version: Callable[[Iterable[ViewInput]], Hashable] | None = None,
     ) -> None:
         self.source = source
         self.auth = auth
@@ -127,7 +129,9 @@ class Dashboard:
         self.recheck_seconds = recheck_seconds
         self.keepalive_seconds = keepalive_seconds
         self.now = now
-        self._built: dict[tuple[str, str, str], tuple[float, dict[str, Any] | None]] = {}
+        self.views = SharedViews(
+            lambda key: self._build(*key), version=version, min_interval=push_seconds
+        )
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers, self._authenticate])
@@ -252,17 +256,17 @@ class Dashboard:
             "so the workers' dispatch latency is not shown",
         }
 
+    def _event(self, request: web.Request, view: str, built: BuiltView) -> bytes:
+        """The shared build's event as this user may see it: serialized again only when
+        `_shown` hides a part of it from them."""
+        shown = self._shown(request, view, built.body)
+        if shown is built.body:
+            return built.event
+        return b"event: view\ndata: " + orjson.dumps(shown) + b"\n\n"
+
     def build(self, view: str, namespace: str = "", name: str = "") -> dict[str, Any] | None:
-        """The view's body; streams of the same view share one build per `push_seconds`."""
-        key = (view, namespace, name)
-        cached = self._built.get(key)
-        if cached is not None and time.monotonic() - cached[0] < self.push_seconds:
-            return cached[1]
-        body = self._build(view, namespace, name)
-        if len(self._built) > 256:
-            self._built.clear()
-        self._built[key] = (time.monotonic(), body)
-        return body
+        """The view's body, shared with every stream of it (`SharedViews`)."""
+        return self.views.get((view, namespace, name)).body
 
     def _build(self, view: str, namespace: str, name: str) -> dict[str, Any] | None:
         now = self.now()
@@ -284,13 +288,13 @@ class Dashboard:
 
     async def _stream(self, request: web.Request) -> web.StreamResponse:
         view = request.query.get("view", "")
-        body, refused = await self._authorized_view(request, view)
+        _, refused = await self._authorized_view(request, view)
         if refused is not None:
             return refused
         user = request[_USER]
         try:
             with self.limiter.stream(user.name):
-                return await self._push(request, view, body)
+                return await self._push(request, view)
         except ConnectionResetError:  # the browser went away: the stream is over
             return web.Response(status=204)
         except TooManyStreams:
@@ -298,44 +302,36 @@ class Dashboard:
                 429, f"too many live streams for {user.name} (at most {self.limiter.per_user})"
             )
 
-    async def _push(
-        self, request: web.Request, view: str, first: dict[str, Any] | None
-    ) -> web.StreamResponse:
+    async def _push(self, request: web.Request, view: str) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
         )
         await response.prepare(request)
-        last = orjson.dumps(first)
-        await response.write(b"event: view\ndata: " + last + b"\n\n")
+        key = (view, request.query.get("namespace", ""), request.query.get("name", ""))
+        last = self.views.get(key)
+        await response.write(self._event(request, view, last))
         checked = sent = time.monotonic()
         while True:
             await asyncio.sleep(self.push_seconds)
             if time.monotonic() - checked >= self.recheck_seconds:
                 checked = time.monotonic()
                 user = await self.auth.authenticate(request)
-                body, refused = (None, None)
+                refused = None
                 if user is not None:
                     request[_USER] = user
-                    body, refused = await self._authorized_view(request, view)
+                    _, refused = await self._authorized_view(request, view)
                 if user is None or refused is not None:
                     reason = b"unauthorized" if user is None else b"forbidden"
                     await response.write(b"event: " + reason + b"\ndata: {}\n\n")
                     break
-            else:
-                body = self._shown(
-                    request,
-                    view,
-                    self.build(
-                        view, request.query.get("namespace", ""), request.query.get("name", "")
-                    ),
-                )
-            payload = orjson.dumps(body)
-            if payload != last:
-                await response.write(b"event: view\ndata: " + payload + b"\n\n")
-                last, sent = payload, time.monotonic()
+            built = self.views.get(key)
+            if built is not last and built.event != last.event:
+                await response.write(self._event(request, view, built))
+                sent = time.monotonic()
             elif time.monotonic() - sent >= self.keepalive_seconds:
                 await response.write(b": keepalive\n\n")
                 sent = time.monotonic()
+            last = built
         await response.write_eof()
         return response
 

@@ -51,6 +51,7 @@ def hub_dashboard(
         KubeActions(client),
         reads=KubeWorkloadReads(client, worker_client),
         sampler=sampler,
+        version=source.version,
     )
 
 

@@ -3,18 +3,26 @@
 `DashboardSource` is the narrow face the views need; `HubSource` implements it over a
 running hub (informer caches, the engine's queue positions, the MultiKueue worker
 registry, which exists on the leader only). Tests implement it over plain lists.
+
+`HubSource.version(inputs)` says cheaply whether any of a view's inputs changed: a count
+of each cache's events (one handler per cache adds one to it) and, for the workers, the
+connections' states and their reports' resourceVersions. Queue positions are the engine's
+and move only on Workload or queue events, which the counts already see. Views rebuild
+only when it moves (`streams.SharedViews`), instead of every half second per stream.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import enum
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.api.json_types import Json
 from core.api.worker_capacity import WorkerCapacity
 from core.engine.engine import Engine
+from core.kube.informer import EventHandlers
 from core.manager.informer_set import Cache
 from hub.multikueue.connections.worker_connection import WorkerConnection
 from hub.multikueue.dispatch.capacity_view import pick_report
@@ -30,6 +38,40 @@ class WorkerSummary:
     reason: str
     since: datetime | None
     report: WorkerCapacity | None
+
+
+class ViewInput(enum.StrEnum):
+    """One kind of thing a view reads (`DashboardSource`'s methods, by what they return)."""
+
+    CLUSTER_QUEUES = "clusterQueues"
+    LOCAL_QUEUES = "localQueues"
+    COHORTS = "cohorts"
+    RESOURCE_FLAVORS = "resourceFlavors"
+    WORKLOADS = "workloads"
+    """The Workloads, and the engine's queue positions, which only their events move."""
+    WORKERS = "workers"
+
+
+class Notifying(Protocol):
+    """What `ChangeCount` needs of a cache: to be told of its changes."""
+
+    def add_handlers(self, handlers: EventHandlers[Any]) -> None: ...
+
+
+class ChangeCount:
+    """How many events one cache has seen: equal counts, nothing changed in between."""
+
+    def __init__(self, cache: Notifying) -> None:
+        self.count = 0
+        cache.add_handlers(
+            EventHandlers(on_add=self._bump, on_update=self._bump_update, on_delete=self._bump)
+        )
+
+    def _bump(self, _obj: Any) -> None:
+        self.count += 1
+
+    def _bump_update(self, _old: Any, _new: Any) -> None:
+        self.count += 1
 
 
 class DashboardSource(Protocol):
@@ -74,6 +116,36 @@ class HubSource:
         self._priority_values = workload_priority_values
         self._engine = engine
         self._workers = workers
+        self._counts = {
+            ViewInput.CLUSTER_QUEUES: ChangeCount(cluster_queues),
+            ViewInput.LOCAL_QUEUES: ChangeCount(local_queues),
+            ViewInput.COHORTS: ChangeCount(cohorts),
+            ViewInput.RESOURCE_FLAVORS: ChangeCount(resource_flavors),
+            ViewInput.WORKLOADS: ChangeCount(workloads),
+        }
+
+    def version(self, inputs: Iterable[ViewInput]) -> tuple[Hashable, ...]:
+        """Changes whenever one of `inputs` changed (see module docstring)."""
+        return tuple(
+            self._workers_version() if which is ViewInput.WORKERS else self._counts[which].count
+            for which in inputs
+        )
+
+    def _workers_version(self) -> Hashable:
+        workers = self._workers()
+        if workers is None:
+            return None
+        return tuple(
+            (
+                w.name,
+                w.connected,
+                w.phase,
+                w.reason,
+                w.since,
+                None if w.report is None else w.report.metadata.resource_version,
+            )
+            for w in workers
+        )
 
     def cluster_queues(self) -> Sequence[Json]:
         return self._cqs.store.list()

@@ -163,7 +163,8 @@ def test_the_demo_leaves_nothing_running(demo_run: tuple[str, dict[str, Any]]) -
     pids = [process["pid"] for process in summary["processes"].values()]
     assert len(pids) == 3 and not [pid for pid in pids if is_alive(pid)]
     ports = [*teardown["clusterPorts"], *summary["processPorts"]]
-    assert len(ports) == 9
+    assert len(ports) == 10  # 3 clusters; health and metrics of 3 processes; the dashboard
+    assert summary["dashboardUrl"].rstrip("/").rsplit(":", 1)[1] in map(str, ports)
     assert [port for port in ports if _port_answers(port)] == []
     assert not Path(summary["fleetDir"]).exists()
     assert _processes_mentioning(summary["fleetDir"]) == []

@@ -76,6 +76,28 @@ def test_the_dashboard_service_reaches_the_dashboard_port(render_hub: Any) -> No
     }
 
 
+def test_a_dashboard_tls_secret_is_mounted_and_served_from(render_hub: Any) -> None:
+    rendered = render_hub({"dashboard": {"enabled": True, "tls": {"secretName": "dash-cert"}}})
+    container = rendered.container()
+    cert_dir = build_parser().parse_args(container["args"]).dashboard_cert_dir
+    mounts = {m["name"]: m for m in container["volumeMounts"]}
+    assert Path(mounts["dashboard-tls"]["mountPath"]) == cert_dir
+    assert mounts["dashboard-tls"]["readOnly"] is True
+    pod = rendered.one("Deployment")["spec"]["template"]["spec"]
+    [volume] = [v for v in pod["volumes"] if v["name"] == "dashboard-tls"]
+    assert volume["secret"]["secretName"] == "dash-cert"
+    # what ServingCertificate.from_dir reads: tls.crt and tls.key in that directory
+    assert {i["path"] for i in volume["secret"]["items"]} == {"tls.crt", "tls.key"}
+    for values in (
+        {"dashboard": {"enabled": True}},
+        {"dashboard": {"enabled": False, "tls": {"secretName": "dash-cert"}}},
+    ):
+        plain = render_hub(values)
+        assert build_parser().parse_args(plain.container()["args"]).dashboard_cert_dir is None
+        volumes = plain.one("Deployment")["spec"]["template"]["spec"]["volumes"]
+        assert "dashboard-tls" not in {v["name"] for v in volumes}
+
+
 def test_grafana_dashboards_are_configmaps_for_the_sidecar(render_hub: Any) -> None:
     rendered = render_hub({"grafana": {"dashboards": {"enabled": True, "namespace": "monitoring"}}})
     boards = [
