@@ -117,6 +117,9 @@ def helm_install(
             release,
             str(CHARTS_DIR / chart),
             "--create-namespace",
+            # A hub may have pointed the converted CRDs' webhook at itself; helm 4's
+            # server-side apply of crds/ takes those fields back instead of failing.
+            "--force-conflicts",
             "-f",
             str(values_file),
         ],

@@ -9,7 +9,8 @@ Two ways for the apiserver to reach the replica:
   Service; the hub only keeps their `caBundle` current;
 - out of cluster (dev fleet, tests): a `UrlRegistration` makes the hub listen on a host
   the apiserver can reach and register URL-based configurations itself, with the CA
-  bundle it issued. Configurations it created (or that an earlier out-of-cluster hub
+  bundle it issued, and points the CRDs' conversion webhook (`/convert`) at the same
+  host. Configurations it created (or that an earlier out-of-cluster hub
   left behind, recognised by `REGISTERED_BY_LABEL`) are deleted when the hub stops
   cleanly; others are never deleted. While serving it re-creates them if they vanish
   (another out-of-cluster replica stopping removes them).
@@ -44,6 +45,7 @@ from core.manager.webhooks.configurations import (
     UrlEndpoint,
     WebhookSettings,
 )
+from core.manager.webhooks.crd_conversion import CrdConversion, sync_crd_conversions
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
 from core.manager.webhooks.runtime import WebhookRuntime
@@ -217,6 +219,11 @@ class ManagerWebhooks:
             managed_jobs_namespace_selector=self._managed_jobs_namespace_selector,
         )
         await apply_configurations(self._client, settings)
+        refresher = self.runtime.refresher
+        if isinstance(refresher, InternalCertManager):
+            # From now on each certificate check keeps the CRDs trusting our CA as well.
+            refresher.crd_conversion = CrdConversion(settings.endpoint)
+            await sync_crd_conversions(self._client, refresher.crd_conversion, self._ca_bundle())
         self._registered.set()
         self.log.info(
             "webhook.registered",

@@ -24,6 +24,8 @@ from core.manager.webhooks.cert_manager import (
     MountedCertWatcher,
     default_targets,
 )
+from core.manager.webhooks.configurations import ServiceEndpoint
+from core.manager.webhooks.crd_conversion import CrdConversion
 from core.manager.webhooks.job_context import JobContextProvider
 from core.manager.webhooks.server import WebhookServer, create_app
 from core.manager.webhooks.tls import ServingCertificate
@@ -46,7 +48,8 @@ class WebhookRuntime:
         """`extra_hosts` adds names to the issued certificate (e.g. 127.0.0.1 for a hub
         the apiserver reaches by URL) on top of the webhook Service's DNS names;
         `targets` are the configurations whose caBundle is kept current (default: the
-        two fleetq configurations)."""
+        two fleetq configurations, and the CRDs' conversion webhook pointed at the
+        Service; with other targets, the caller points the CRDs once it knows where)."""
         self.certificate = ServingCertificate()
         cert_dir = Path(configuration.webhook_cert_dir)
         self.refresher: InternalCertManager | MountedCertWatcher
@@ -60,6 +63,13 @@ class WebhookRuntime:
                 hosts=[*hosts, *extra_hosts],
                 cert_dir=cert_dir,
                 targets=default_targets() if targets is None else targets,
+                crd_conversion=(
+                    CrdConversion(
+                        ServiceEndpoint(configuration.webhook_service_name, configuration.namespace)
+                    )
+                    if targets is None
+                    else None
+                ),
             )
         else:
             self.refresher = MountedCertWatcher(self.certificate, cert_dir)
