@@ -32,3 +32,10 @@ WEBHOOK_CONVERTED_KINDS: Final = frozenset(
 
 DEPRECATION_WARNING: Final = "This version is deprecated. Use v1beta2 instead."
 CONVERT_PATH: Final = "/convert"
+
+CONVERSION_SERVICE_NAMESPACE: Final = "kueue-system"
+CONVERSION_SERVICE_NAME: Final = "kueue-webhook-service"
+CONVERSION_SERVICE_PORT: Final = 443
+"""The Service the charts' CRDs send conversions to (upstream's names): `crds/` cannot be
+templated, so the hub chart's webhook Service has this fixed name, and a hub in cluster
+converts only when it runs behind it (in `kueue-system`)."""

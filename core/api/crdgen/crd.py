@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from core.api.conversion.versions import (
+    CONVERSION_SERVICE_NAME,
+    CONVERSION_SERVICE_NAMESPACE,
+    CONVERSION_SERVICE_PORT,
     CONVERT_PATH,
     DEPRECATION_WARNING,
     V1BETA1,
@@ -14,11 +17,6 @@ from core.api.crdgen.schema import Schema, root_schema
 from core.api.crdgen.v1beta1 import v1beta1_column_path, v1beta1_schema
 from core.api.groups import KUEUE_GROUP
 from core.api.registry import KindInfo
-
-CONVERSION_SERVICE_NAMESPACE: Final = "kueue-system"
-CONVERSION_SERVICE_NAME: Final = "kueue-webhook-service"
-"""Where the generated CRDs send conversions: the hub's defaults. A running hub points
-its CRDs at its own Service (or URL) and CA (`core.manager.webhooks.crd_conversion`)."""
 
 
 def _columns(info: KindInfo, version: str) -> list[dict[str, Any]]:
@@ -56,7 +54,9 @@ def _version(info: KindInfo, name: str, schema: Schema, *, storage: bool) -> dic
 
 
 def conversion_webhook() -> dict[str, Any]:
-    """`spec.conversion` of a CRD whose versions the hub's `/convert` endpoint converts."""
+    """`spec.conversion` of a CRD whose versions the hub's `/convert` endpoint converts:
+    the chart owns all of it but the `caBundle`, which the hub injects in cluster
+    (`core.manager.webhooks.crd_conversion`; docs/crds.md says why)."""
     return {
         "strategy": "Webhook",
         "webhook": {
@@ -65,7 +65,7 @@ def conversion_webhook() -> dict[str, Any]:
                     "namespace": CONVERSION_SERVICE_NAMESPACE,
                     "name": CONVERSION_SERVICE_NAME,
                     "path": CONVERT_PATH,
-                    "port": 443,
+                    "port": CONVERSION_SERVICE_PORT,
                 }
             },
             "conversionReviewVersions": ["v1"],

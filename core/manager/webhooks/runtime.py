@@ -44,12 +44,14 @@ class WebhookRuntime:
         *,
         extra_hosts: Sequence[str] = (),
         targets: Sequence[CaBundleTarget] | None = None,
+        crd_conversion: bool = False,
     ) -> None:
         """`extra_hosts` adds names to the issued certificate (e.g. 127.0.0.1 for a hub
         the apiserver reaches by URL) on top of the webhook Service's DNS names;
         `targets` are the configurations whose caBundle is kept current (default: the
-        two fleetq configurations, and the CRDs' conversion webhook pointed at the
-        Service; with other targets, the caller points the CRDs once it knows where)."""
+        two fleetq configurations); `crd_conversion` adds the converted CRDs' caBundle,
+        behind the Service (out of cluster the caller points the CRDs at its URL once
+        it knows the port)."""
         self.certificate = ServingCertificate()
         cert_dir = Path(configuration.webhook_cert_dir)
         self.refresher: InternalCertManager | MountedCertWatcher
@@ -67,7 +69,7 @@ class WebhookRuntime:
                     CrdConversion(
                         ServiceEndpoint(configuration.webhook_service_name, configuration.namespace)
                     )
-                    if targets is None
+                    if crd_conversion
                     else None
                 ),
             )

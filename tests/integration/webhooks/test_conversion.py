@@ -18,17 +18,16 @@ import pytest
 import pytest_asyncio
 
 from core.api.conversion.preserved import PRESERVED_FIELDS_ANNOTATION
-from core.api.crdgen.crd import conversion_webhook
 from core.api.registry import KindInfo, kind_info
 from core.kube.errors import NotFound
 from core.manager.webhooks.ca_injection import CaBundleSync
 from core.manager.webhooks.configurations import UrlEndpoint
 from core.manager.webhooks.crd_conversion import (
-    CONVERTED_CRD_NAMES,
     CUSTOM_RESOURCE_DEFINITIONS,
     CrdConversion,
     sync_crd_conversions,
 )
+from tests.integration.converted_crds import restore_chart_conversion, wait_serving
 from tests.integration.webhooks.conftest import WebhookHub
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
@@ -50,14 +49,16 @@ async def converting_hub(webhook_hub: WebhookHub) -> AsyncIterator[WebhookHub]:
         client, conversion, webhook_hub.cert_manager.published_ca_bundle
     )
     assert results and set(results) <= {CaBundleSync.UPDATED, CaBundleSync.UNCHANGED}
+    await wait_serving(client)
+    again = await sync_crd_conversions(
+        client, conversion, webhook_hub.cert_manager.published_ca_bundle
+    )
+    assert set(again) == {CaBundleSync.UNCHANGED}, "a second sync writes nothing"
     try:
         yield webhook_hub
     finally:
         webhook_hub.cert_manager.crd_conversion = None
-        for name in CONVERTED_CRD_NAMES:
-            crd = await client.get(CUSTOM_RESOURCE_DEFINITIONS, name)
-            crd["spec"]["conversion"] = conversion_webhook()
-            await client.replace(CUSTOM_RESOURCE_DEFINITIONS, name, crd)
+        await restore_chart_conversion(client)
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -1,4 +1,5 @@
-"""The hub's `/convert` route and how it keeps the CRDs' conversion webhook its own."""
+"""The hub's `/convert` route, and what it writes into the CRDs' conversion webhook: its CA
+beside the chart's Service in cluster, its URL out of cluster, and only what differs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from aiohttp.test_utils import TestClient, TestServer
 from core.api.crdgen.crd import crd_document
 from core.api.registry import BY_KIND
 from core.manager.webhooks.configurations import ServiceEndpoint, UrlEndpoint
-from core.manager.webhooks.crd_conversion import CONVERTED_CRD_NAMES, with_conversion_client
+from core.manager.webhooks.crd_conversion import (
+    CHART_SERVICE,
+    CONVERTED_CRD_NAMES,
+    ConversionChange,
+    ConversionOutcome,
+    conversion_change,
+    wanted_client_config,
+)
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.server import create_app
 
@@ -91,43 +99,142 @@ async def test_convert_refuses_what_is_not_a_review(
     assert (await response.json())["kind"] == "Status"
 
 
-def test_crds_convert_through_the_hub_service_trusting_its_ca() -> None:
+PEM = b"PEM"
+OTHER_PEM = b"ROTATED"
+CHART_CLIENT = {
+    "service": {
+        "name": "kueue-webhook-service",
+        "namespace": "kueue-system",
+        "path": "/convert",
+        "port": 443,
+    }
+}
+
+
+def _b64(pem: bytes) -> str:
+    return base64.b64encode(pem).decode()
+
+
+def _with_client(client_config: dict[str, Any]) -> dict[str, Any]:
     crd = crd_document(BY_KIND["Workload"])
-    endpoint = ServiceEndpoint("fleetq-hub-webhook-service", "fleetq")
-    updated = with_conversion_client(crd, endpoint, b"PEM")
-    assert updated is not None
-    webhook = updated["spec"]["conversion"]["webhook"]
-    assert webhook["clientConfig"] == {
-        "service": {
-            "name": "fleetq-hub-webhook-service",
-            "namespace": "fleetq",
-            "path": "/convert",
-            "port": 443,
-        },
-        "caBundle": base64.b64encode(b"PEM").decode(),
-    }
-    assert webhook["conversionReviewVersions"] == ["v1"]
-    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["namespace"] == (
-        "kueue-system"
-    ), "the input is not modified"
-    assert with_conversion_client(updated, endpoint, b"PEM") is None, "nothing to do twice"
+    crd["spec"]["conversion"]["webhook"]["clientConfig"] = client_config
+    return crd
 
 
-def test_out_of_cluster_the_crds_convert_through_the_hub_url() -> None:
-    crd = crd_document(BY_KIND["LocalQueue"])
-    updated = with_conversion_client(crd, UrlEndpoint.local(9443), b"")
-    assert updated is not None
-    assert updated["spec"]["conversion"]["webhook"]["clientConfig"] == {
-        "url": "https://127.0.0.1:9443/convert"
+def _client_config(change: ConversionChange) -> dict[str, Any]:
+    assert change.crd is not None
+    client_config: dict[str, Any] = change.crd["spec"]["conversion"]["webhook"]["clientConfig"]
+    return client_config
+
+
+def test_the_generated_crds_name_the_charts_service_and_no_ca() -> None:
+    conversion = crd_document(BY_KIND["Workload"])["spec"]["conversion"]
+    assert conversion["webhook"]["clientConfig"] == CHART_CLIENT
+    assert ServiceEndpoint("kueue-webhook-service", "kueue-system") == CHART_SERVICE
+
+
+def test_in_cluster_the_hub_only_injects_its_ca_into_the_charts_crd() -> None:
+    crd = crd_document(BY_KIND["Workload"])
+    change = conversion_change(crd, CHART_SERVICE, PEM)
+    assert change.outcome is ConversionOutcome.WRITE
+    assert _client_config(change) == {**CHART_CLIENT, "caBundle": _b64(PEM)}
+    assert change.crd is not None
+    assert change.crd["spec"]["conversion"]["strategy"] == "Webhook"
+    assert change.crd["spec"]["conversion"]["webhook"]["conversionReviewVersions"] == ["v1"]
+    assert change.crd["spec"]["versions"] == crd["spec"]["versions"], "nothing else changes"
+    assert "caBundle" not in crd["spec"]["conversion"]["webhook"]["clientConfig"], (
+        "the input is not modified"
+    )
+
+
+def test_a_restart_with_the_same_certificate_writes_nothing() -> None:
+    injected = _with_client({**CHART_CLIENT, "caBundle": _b64(PEM)})
+    assert conversion_change(injected, CHART_SERVICE, PEM).outcome is ConversionOutcome.KEEP
+    # The apiserver may hold the Service without its defaulted port: the same thing.
+    service = {k: v for k, v in CHART_CLIENT["service"].items() if k != "port"}
+    unported = _with_client({"service": service, "caBundle": _b64(PEM)})
+    assert conversion_change(unported, CHART_SERVICE, PEM).outcome is ConversionOutcome.KEEP
+    url = _with_client({"url": "https://127.0.0.1:9443/convert", "caBundle": _b64(PEM)})
+    assert conversion_change(url, UrlEndpoint.local(9443), PEM).outcome is ConversionOutcome.KEEP
+    # Mounted certificates publish no CA of ours: none wanted, none there, nothing to do.
+    bare = _with_client({"url": "https://127.0.0.1:9443/convert"})
+    assert conversion_change(bare, UrlEndpoint.local(9443), b"").outcome is ConversionOutcome.KEEP
+
+
+@pytest.mark.parametrize(
+    ("current", "endpoint", "ca"),
+    [
+        pytest.param({**CHART_CLIENT, "caBundle": _b64(PEM)}, CHART_SERVICE, OTHER_PEM, id="ca"),
+        pytest.param(
+            {"url": "https://127.0.0.1:9443/convert", "caBundle": _b64(PEM)},
+            UrlEndpoint.local(9444),
+            PEM,
+            id="port",
+        ),
+        pytest.param(
+            {"url": "https://127.0.0.1:9443/convert", "caBundle": _b64(PEM)},
+            UrlEndpoint.local(9443),
+            b"",
+            id="ca-dropped",
+        ),
+    ],
+)
+def test_any_difference_in_the_client_config_is_written(
+    current: dict[str, Any], endpoint: ServiceEndpoint | UrlEndpoint, ca: bytes
+) -> None:
+    change = conversion_change(_with_client(current), endpoint, ca)
+    assert change.outcome is ConversionOutcome.WRITE
+    assert _client_config(change) == wanted_client_config(endpoint, ca)
+
+
+def test_out_of_cluster_the_hub_owns_the_whole_client_config() -> None:
+    change = conversion_change(crd_document(BY_KIND["LocalQueue"]), UrlEndpoint.local(9443), PEM)
+    assert change.outcome is ConversionOutcome.WRITE
+    assert _client_config(change) == {
+        "url": "https://127.0.0.1:9443/convert",
+        "caBundle": _b64(PEM),
     }
+
+
+def test_in_cluster_the_hub_puts_the_charts_service_back_over_a_url_left_behind() -> None:
+    left = _with_client({"url": "https://127.0.0.1:9443/convert", "caBundle": _b64(OTHER_PEM)})
+    change = conversion_change(left, CHART_SERVICE, PEM)
+    assert _client_config(change) == {**CHART_CLIENT, "caBundle": _b64(PEM)}
+
+
+def test_in_cluster_behind_another_service_the_hub_leaves_the_crds_alone() -> None:
+    crd = crd_document(BY_KIND["Workload"])
+    change = conversion_change(crd, ServiceEndpoint("kueue-webhook-service", "fleetq"), PEM)
+    assert change.outcome is ConversionOutcome.LEAVE and change.crd is None
+    assert "kueue-system/kueue-webhook-service" in change.reason
+    assert "fleetq/kueue-webhook-service" in change.reason
+
+
+@pytest.mark.parametrize(
+    "current",
+    [
+        CHART_CLIENT,
+        {**CHART_CLIENT, "caBundle": _b64(OTHER_PEM)},
+        {"url": "https://127.0.0.1:1/convert"},
+        {"url": "https://127.0.0.1:1/convert", "caBundle": _b64(OTHER_PEM)},
+    ],
+)
+@pytest.mark.parametrize("endpoint", [CHART_SERVICE, UrlEndpoint.local(9443)])
+def test_a_hub_never_leaves_both_url_and_service(
+    current: dict[str, Any], endpoint: ServiceEndpoint | UrlEndpoint
+) -> None:
+    change = conversion_change(_with_client(current), endpoint, PEM)
+    result = _client_config(change) if change.crd is not None else current
+    assert ("url" in result) != ("service" in result)
 
 
 def test_crds_that_do_not_convert_by_webhook_are_left_alone() -> None:
     older_crd = crd_document(BY_KIND["Workload"])
     del older_crd["spec"]["conversion"]  # as an older fleetq installed it
-    assert with_conversion_client(older_crd, UrlEndpoint.local(1), b"PEM") is None
+    change = conversion_change(older_crd, UrlEndpoint.local(1), PEM)
+    assert change.outcome is ConversionOutcome.LEAVE
     flavor = crd_document(BY_KIND["ResourceFlavor"])
-    assert with_conversion_client(flavor, UrlEndpoint.local(1), b"PEM") is None
+    assert conversion_change(flavor, CHART_SERVICE, PEM).outcome is ConversionOutcome.LEAVE
 
 
 def test_the_converted_crds_are_those_the_generator_gives_a_webhook() -> None:
