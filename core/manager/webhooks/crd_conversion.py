@@ -83,6 +83,8 @@ class ConversionOutcome(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ConversionChange:
+    """The decision for one CRD, with what to write if anything."""
+
     outcome: ConversionOutcome
     crd: dict[str, Any] | None = None
     """The CRD to write (WRITE only)."""
