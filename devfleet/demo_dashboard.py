@@ -15,17 +15,10 @@ from pathlib import Path
 
 from devfleet.chart_install import HUB_NAMESPACE
 from devfleet.cluster_access import ClusterAccess
+from hub.dashboard.access import SHOWN_RESOURCES
 
 VIEWER = "dashboard-viewer"
 VIEWER_ROLE = "fleetq-demo-dashboard-viewer"
-VIEWED_RESOURCES = (
-    "workloads",
-    "clusterqueues",
-    "localqueues",
-    "cohorts",
-    "resourceflavors",
-    "multikueueclusters",
-)
 
 
 def viewer_manifests() -> list[dict]:
@@ -43,7 +36,7 @@ def viewer_manifests() -> list[dict]:
             "rules": [
                 {
                     "apiGroups": ["kueue.x-k8s.io"],
-                    "resources": list(VIEWED_RESOURCES),
+                    "resources": list(SHOWN_RESOURCES),
                     "verbs": ["get", "list"],
                 }
             ],

@@ -15,18 +15,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from hub.dashboard.access import SHOWN_RESOURCES
+
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 FLEETQ_API = "fleetq.dev/v1alpha1"
 Manifest = dict[str, Any]
-VIEW_RESOURCES = (
-    "workloads",
-    "clusterqueues",
-    "localqueues",
-    "cohorts",
-    "resourceflavors",
-    "multikueueclusters",
-)
-"""What the dashboard's views need to `list` (and `get`, for one Workload)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +125,7 @@ class DashboardFleet:
                 "rules": [
                     {
                         "apiGroups": ["kueue.x-k8s.io"],
-                        "resources": list(VIEW_RESOURCES),
+                        "resources": list(SHOWN_RESOURCES),
                         "verbs": ["get", "list"],
                     }
                 ],

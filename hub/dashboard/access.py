@@ -38,6 +38,16 @@ SESSION_ACTIONS = (
 """Actions whose right depends on the kind of object only: the session reports them."""
 
 
+SHOWN_RESOURCES = (
+    "workloads",
+    "clusterqueues",
+    "localqueues",
+    "cohorts",
+    "resourceflavors",
+    "multikueueclusters",
+)
+"""The Kueue resources the views show: what a read-only viewer's Role lists and gets."""
+
 _VIEW_RESOURCES = {
     "fleet": "multikueueclusters",
     "queues": "clusterqueues",
@@ -77,31 +87,29 @@ def action_attributes(action: Action, namespace: str = "", name: str = "") -> Re
     )
 
 
-def events_attributes(namespace: str) -> ResourceAttributes:
-    """What the workload detail's Events take: list events in the Workload's namespace."""
+def _core_attributes(
+    verb: str, resource: str, namespace: str, subresource: str = ""
+) -> ResourceAttributes:
     return ResourceAttributes(
-        verb="list",
+        verb=verb,
         group="",
         version="v1",
-        resource="events",
-        subresource="",
+        resource=resource,
+        subresource=subresource,
         name="",
         namespace=namespace,
     )
+
+
+def events_attributes(namespace: str) -> ResourceAttributes:
+    """What the workload detail's Events take: list events in the Workload's namespace."""
+    return _core_attributes("list", "events", namespace)
 
 
 def logs_attributes(namespace: str) -> ResourceAttributes:
     """What its pod logs take: get pods/log in the Workload's namespace (asked of the
     manager; the hub reads a worker's copies with its own identity there)."""
-    return ResourceAttributes(
-        verb="get",
-        group="",
-        version="v1",
-        resource="pods",
-        subresource="log",
-        name="",
-        namespace=namespace,
-    )
+    return _core_attributes("get", "pods", namespace, subresource="log")
 
 
 def patch_attributes(
