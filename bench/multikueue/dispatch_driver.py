@@ -56,6 +56,8 @@ class PhaseResult:
     started_at: dt.datetime
     ended_at: dt.datetime
     dispatched_names: frozenset[str] = frozenset()
+    per_worker: tuple[int, ...] = ()
+    """Jobs dispatched to each worker, in the workers' order."""
 
     @property
     def throughput(self) -> float:
@@ -83,6 +85,7 @@ class PhaseResult:
             "latency_p50_s": None if p50 is None else round(p50, 4),
             "latency_p99_s": None if p99 is None else round(p99, 4),
             "latency_max_s": round(max(self.latencies), 4) if self.latencies else None,
+            "dispatched_per_worker": list(self.per_worker),
         }
 
 
@@ -92,18 +95,29 @@ class _Unsuspensions:
     def __init__(self) -> None:
         self.awaited: set[str] = set()
         self.seen: dict[str, float] = {}
+        self.where: dict[str, int] = {}
+        """Job name → index of the worker it was first seen unsuspended on."""
         self.changed = asyncio.Event()
 
-    def observe(self, job: JsonDict) -> None:
+    def observe(self, job: JsonDict, worker: int) -> None:
         name = (job.get("metadata") or {}).get("name", "")
         unsuspended = (job.get("spec") or {}).get("suspend") is False
         if unsuspended and name in self.awaited and name not in self.seen:
             self.seen[name] = time.monotonic()
+            self.where[name] = worker
             self.changed.set()
 
-    def handlers(self) -> EventHandlers[JsonDict]:
+    def per_worker(self, workers: int) -> tuple[int, ...]:
+        counts = [0] * workers
+        for index in self.where.values():
+            counts[index] += 1
+        return tuple(counts)
+
+    def handlers(self, worker: int) -> EventHandlers[JsonDict]:
         return EventHandlers(
-            on_add=self.observe, on_update=lambda _old, new: self.observe(new), on_delete=None
+            on_add=lambda job: self.observe(job, worker),
+            on_update=lambda _old, new: self.observe(new, worker),
+            on_delete=None,
         )
 
 
@@ -150,9 +164,9 @@ async def run_phase(
     names = [f"{phase.name}-{index:05d}" for index in range(phase.jobs)]
     tracker.awaited.update(names)
     informers: list[Informer[JsonDict]] = []
-    for client in workers:
+    for index, client in enumerate(workers):
         informer: Informer[JsonDict] = Informer(client, JOBS, into=dict, namespace=setup.namespace)
-        informer.add_handlers(tracker.handlers())
+        informer.add_handlers(tracker.handlers(index))
         informers.append(informer)
     created: dict[str, float] = {}
     try:
@@ -201,4 +215,5 @@ async def run_phase(
         started_at,
         ended_at,
         frozenset(tracker.seen),
+        tracker.per_worker(len(workers)),
     )

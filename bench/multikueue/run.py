@@ -158,6 +158,12 @@ def _print_table(legs: dict[str, dict[str, Any]], ratios: list[dict[str, Any]]) 
                     f"{'':15} {phase['phase']:8} machine busy {phase['machine_busy_cores']} of "
                     f"{phase['machine_cores']} cores; control planes (etcd+apiserver): {planes}"
                 )
+            if phase.get("dispatched_per_worker"):
+                spread = ", ".join(
+                    f"worker-{index + 1} {count}"
+                    for index, count in enumerate(phase["dispatched_per_worker"])
+                )
+                print(f"{'':15} {phase['phase']:8} jobs per worker: {spread}")
         print(f"{name:15} peak RSS of the manager: {leg['manager_peak_rss_mib']} MiB")
     for row in ratios:
         print(

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
+from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.manager.feature_gates import FeatureGateError, FeatureGates, parse_feature_gates
 from integrations.framework.registry import (
     DEFAULT_FRAMEWORKS,
@@ -63,6 +64,7 @@ _SUPPORTED = frozenset(
         "multiKueue.incrementalDispatcherConfig.stepSize",
         "multiKueue.incrementalDispatcherConfig.roundTimeout",
         "multiKueue.capacityAwareDispatcherConfig.nominationTimeout",
+        "multiKueue.capacityAwareDispatcherConfig.placementPolicy",
         "multiKueue.workerClientConnection.qps",
         "multiKueue.workerClientConnection.burst",
         "clientConnection.qps",
@@ -130,6 +132,8 @@ class MultiKueueSettings:
     """Length of an Incremental round; fixed at 5 min upstream, fleetq lets it be set."""
     nomination_timeout_seconds: float = 60.0
     """fleetq's capacity-aware dispatcher: how long one nominee may take to admit."""
+    placement_policy: PlacementPolicy = PlacementPolicy.SPREAD
+    """fleetq's capacity-aware dispatcher: which of the workers that fit gets the job."""
     worker_client_qps: float = 50.0
     """fleetq's client budget towards each worker (upstream's clients run at client-go's
     5 QPS whatever the configuration says); about 2 writes per dispatched workload."""
@@ -348,11 +352,24 @@ def _multikueue(
         nomination_timeout_seconds=_positive_duration(
             data, "multiKueue.capacityAwareDispatcherConfig.nominationTimeout", 60.0
         ),
+        placement_policy=_placement_policy(data),
         worker_client_qps=_positive_number(data, "multiKueue.workerClientConnection.qps", 50.0),
         worker_client_burst=int(
             _positive_number(data, "multiKueue.workerClientConnection.burst", 100)
         ),
     )
+
+
+def _placement_policy(data: Mapping[str, Any]) -> PlacementPolicy:
+    path = "multiKueue.capacityAwareDispatcherConfig.placementPolicy"
+    value = _typed(data, path, str, PlacementPolicy.SPREAD.value)
+    try:
+        return PlacementPolicy(value)
+    except ValueError:
+        choices = ", ".join(policy.value for policy in PlacementPolicy)
+        raise ConfigurationError(
+            f"{path}: unknown policy {value!r}; use one of {choices}"
+        ) from None
 
 
 def _positive_number(data: Mapping[str, Any], path: str, default: float) -> float:

@@ -1,9 +1,11 @@
-"""Which worker should get a workload: the first in config order that fits, else fall back.
+"""Which worker should get a workload: the best one that fits, else fall back.
 
 The capacity-aware dispatcher (`fleetq.dev/capacity-aware`) judges every candidate worker
-of a MultiKueueConfig from its latest capacity report (`capacity_fit`), then:
+of a MultiKueueConfig from its latest capacity report (`capacity_fit`), with the hub's own
+claims not yet in that report counted as reserved quota (`in_flight`), then:
 
-- nominates the first worker, in config order, that fits: one remote copy, no racing;
+- nominates one worker that fits, chosen by the placement policy (`placement_policy`:
+  spread by free share by default): one remote copy, no racing;
 - when none fits, falls back to trying workers one after the other (Incremental mode),
   those without a fresh report first (they may well fit), then those that do not fit for
   now (quota or nodes in use), then those that do not fit as configured; capacity may free
@@ -16,12 +18,20 @@ live in `nomination`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from core.engine.dispatch.capacity_fit import assess_worker
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS, CapacitySnapshot
 from core.engine.dispatch.fit_verdict import FitVerdict, WorkerFit
+from core.engine.dispatch.in_flight import NO_LOAD, Usage, WorkerLoad
+from core.engine.dispatch.placement_policy import (
+    FittingWorker,
+    PlacementPolicy,
+    free_share_after,
+    rank,
+)
+from core.engine.dispatch.quota_fit import plan_usage
 from core.engine.model import PodSet, ResourceFlavor
 
 CAPACITY_AWARE_DISPATCHER = "fleetq.dev/capacity-aware"
@@ -54,12 +64,15 @@ class PlacementDecision:
     """Verdicts per worker (config order) and what to do with them.
 
     `order` is the order to try workers in: in CAPACITY_AWARE mode the fitting workers
-    (config order) and then the fallback order; in INCREMENTAL mode the fallback order.
+    (best first under the placement policy) and then the fallback order; in INCREMENTAL
+    mode the fallback order. `usage`: per fitting worker, the quota the workload would
+    reserve there (what the hub claims when it nominates that worker).
     """
 
     fits: tuple[WorkerFit, ...]
     mode: PlacementMode
     order: tuple[str, ...]
+    usage: Mapping[str, Usage] = field(default_factory=dict)
 
     @property
     def chosen(self) -> str | None:
@@ -90,34 +103,83 @@ def try_order(fits: Iterable[WorkerFit]) -> tuple[str, ...]:
     return tuple(f.worker for f in ranked)
 
 
+def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
+    """The report with the hub's claims in flight added to its ClusterQueues' usage."""
+    if not load.usage:
+        return snapshot
+    queues = dict(snapshot.cluster_queues)
+    for name, claimed in load.usage.items():
+        queue = queues.get(name)
+        if queue is None:
+            continue
+        usage = {flavor: dict(amounts) for flavor, amounts in queue.usage.items()}
+        for flavor, amounts in claimed.items():
+            per_flavor = usage.setdefault(flavor, {})
+            for resource, amount in amounts.items():
+                per_flavor[resource] = per_flavor.get(resource, 0) + amount
+        queues[name] = replace(queue, usage=usage)
+    return replace(snapshot, cluster_queues=queues)
+
+
 def decide_placement(
     pod_sets: Sequence[PodSet],
     candidates: Sequence[WorkerCandidate],
     *,
     now: float,
     max_age: float = MAX_REPORT_AGE_SECONDS,
+    policy: PlacementPolicy = PlacementPolicy.SPREAD,
+    loads: Mapping[str, WorkerLoad] | None = None,
 ) -> PlacementDecision:
-    """Judge every candidate (config order; later duplicates ignored) and pick the way on."""
+    """Judge every candidate (config order; later duplicates ignored) and pick the way on.
+
+    `loads`: the hub's claims in flight per worker (`InFlightLedger.loads`), counted as
+    reserved quota on top of each report.
+    """
     seen: set[str] = set()
     fits = []
+    fitting: list[FittingWorker] = []
+    usage: dict[str, Usage] = {}
     for candidate in candidates:
         if candidate.name in seen:
             continue
         seen.add(candidate.name)
-        fits.append(
-            assess_worker(
-                pod_sets,
-                worker=candidate.name,
-                snapshot=candidate.snapshot,
-                cluster_queue=candidate.cluster_queue,
-                flavor_specs=candidate.flavor_specs,
-                now=now,
-                max_age=max_age,
-            )
+        load = NO_LOAD if loads is None else loads.get(candidate.name, NO_LOAD)
+        snapshot = candidate.snapshot
+        if snapshot is not None:
+            snapshot = with_load(snapshot, load)
+        fit = assess_worker(
+            pod_sets,
+            worker=candidate.name,
+            snapshot=snapshot,
+            cluster_queue=candidate.cluster_queue,
+            flavor_specs=candidate.flavor_specs,
+            now=now,
+            max_age=max_age,
         )
-    any_fits = any(f.verdict is FitVerdict.FITS for f in fits)
+        fits.append(fit)
+        queue = (
+            None
+            if snapshot is None or candidate.cluster_queue is None
+            else snapshot.cluster_queues.get(candidate.cluster_queue)
+        )
+        if fit.verdict is FitVerdict.FITS and queue is not None:
+            takes = plan_usage(pod_sets, fit.flavors, queue)
+            usage[candidate.name] = takes
+            fitting.append(
+                FittingWorker(
+                    worker=candidate.name,
+                    position=len(fits) - 1,
+                    free_share_after=free_share_after(queue, takes),
+                    claims_in_flight=load.claims,
+                    pending_workloads=queue.pending_workloads,
+                )
+            )
+    if not fitting:
+        return PlacementDecision(
+            fits=tuple(fits), mode=PlacementMode.INCREMENTAL, order=try_order(fits)
+        )
+    best = rank(policy, fitting)
+    rest = tuple(w for w in try_order(fits) if w not in usage)
     return PlacementDecision(
-        fits=tuple(fits),
-        mode=PlacementMode.CAPACITY_AWARE if any_fits else PlacementMode.INCREMENTAL,
-        order=try_order(fits),
+        fits=tuple(fits), mode=PlacementMode.CAPACITY_AWARE, order=best + rest, usage=usage
     )

@@ -135,6 +135,32 @@ def _pick_flavor(
     return QuotaShortfall(reason, "; ".join(shortfalls))
 
 
+def _pod_set_requests(pod_set: PodSet, covers_pods: bool) -> dict[str, int]:
+    """What the whole pod set takes from quota: positive requests times count, and its pods
+    when the ClusterQueue has a `pods` quota."""
+    requests = {res: per_pod * pod_set.count for res, per_pod in pod_set.requests.items()}
+    requests = {res: amount for res, amount in requests.items() if amount > 0}
+    if covers_pods:
+        requests["pods"] = pod_set.count
+    return requests
+
+
+def plan_usage(
+    pod_sets: Sequence[PodSet], plan: FlavorPlan, queue: QueueSnapshot
+) -> dict[str, dict[str, int]]:
+    """The quota a workload admitted by `plan` would reserve: flavor → resource → amount."""
+    covers_pods = any("pods" in nominal for _, nominal in queue.quota)
+    usage: dict[str, dict[str, int]] = {}
+    for pod_set, flavors in zip(pod_sets, plan, strict=True):
+        for resource, amount in _pod_set_requests(pod_set, covers_pods).items():
+            flavor = flavors.get(resource)
+            if flavor is None:
+                continue
+            per_flavor = usage.setdefault(flavor, {})
+            per_flavor[resource] = per_flavor.get(resource, 0) + amount
+    return usage
+
+
 def assign_flavors(
     pod_sets: Sequence[PodSet],
     queue: QueueSnapshot,
@@ -151,10 +177,7 @@ def assign_flavors(
     claimed: dict[tuple[str, str], int] = {}
     plan: list[Mapping[str, str]] = []
     for pod_set in pod_sets:
-        requests = {res: per_pod * pod_set.count for res, per_pod in pod_set.requests.items()}
-        requests = {res: amount for res, amount in requests.items() if amount > 0}
-        if covers_pods:
-            requests["pods"] = pod_set.count
+        requests = _pod_set_requests(pod_set, covers_pods)
         chosen: dict[str, str] = {}
         for resource in sorted(requests):
             if resource in chosen:

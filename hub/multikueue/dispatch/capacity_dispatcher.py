@@ -1,9 +1,11 @@
 """fleetq's capacity-aware dispatcher (`fleetq.dev/capacity-aware`): one worker at a time.
 
 For each workload waiting for a worker it judges the connected workers of the config from
-their capacity reports (`core.engine.dispatch.placement.decide_placement`) and nominates
-one, through `PlacementState`: the first that fits, in config order; when no fresh report
-says any fits, the workers in turn (Incremental mode). A nominee that has not admitted
+their capacity reports and its own claims in flight (`InFlightLedger`: what it nominated
+that the reports do not show yet) with `core.engine.dispatch.placement.decide_placement`,
+and nominates one, through `PlacementState`: the best that fits under the placement
+policy (spread by free share unless configured otherwise); when no fresh report says any
+fits, the workers in turn (Incremental mode). A nominee that has not admitted
 within `timeout_seconds` is withdrawn: its nomination is cleared (so its copy is removed)
 and only once the copy is gone is the next worker nominated. So a workload has one copy
 at a time and can trigger preemption on one worker only.
@@ -15,11 +17,13 @@ What a restart needs is in the Workload status: `nominatedClusterNames` holds th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 import structlog
 
 from core.adapters.kueue_manifests import ManifestError, topology_request_from_dict
+from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.nomination import NominationPhase, PlacementState
 from core.engine.dispatch.placement import (
     CAPACITY_AWARE_DISPATCHER,
@@ -27,6 +31,7 @@ from core.engine.dispatch.placement import (
     WorkerCandidate,
     decide_placement,
 )
+from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.engine.model import PodSet
 from core.engine.pod_templates import pod_set_from_template
 from core.kube.object_meta import namespace_of
@@ -65,10 +70,20 @@ def _has_copy(workers: Sequence[WorkerChoice], name: str) -> bool:
 class CapacityAwareDispatcher:
     name = CAPACITY_AWARE_DISPATCHER
 
-    def __init__(self, view: CapacitySource, *, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        view: CapacitySource,
+        *,
+        timeout_seconds: float,
+        policy: PlacementPolicy = PlacementPolicy.SPREAD,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         self.view = view
         self.timeout_seconds = timeout_seconds
+        self.policy = policy
+        self._wall_clock = wall_clock
         self._states: dict[str, PlacementState] = {}
+        self.in_flight = InFlightLedger()
         self.log = structlog.get_logger("hub.multikueue.dispatch")
 
     async def candidates(
@@ -106,14 +121,41 @@ class CapacityAwareDispatcher:
             )
         return out
 
-    async def decide(self, request: DispatchRequest) -> PlacementDecision:
-        candidates = await self.candidates(request.local, request.workers)
+    async def decide(
+        self, request: DispatchRequest, candidates: Sequence[WorkerCandidate] | None = None
+    ) -> PlacementDecision:
+        if candidates is None:
+            candidates = await self.candidates(request.local, request.workers)
         pod_sets = pod_sets_of(request.local)
         if not pod_sets:
             candidates = [
                 WorkerCandidate(name=c.name, snapshot=None, cluster_queue=None) for c in candidates
             ]
-        return decide_placement(pod_sets, candidates, now=request.now)
+        reported_at = {
+            c.name: None if c.snapshot is None else c.snapshot.observed_at for c in candidates
+        }
+        # A workload's own claim is no load against itself.
+        loads = self.in_flight.loads(reported_at, request.now, excluding=request.key)
+        return decide_placement(
+            pod_sets, candidates, now=request.now, policy=self.policy, loads=loads
+        )
+
+    def _track_claim(
+        self,
+        key: str,
+        state: PlacementState,
+        decision: PlacementDecision,
+        candidates: Sequence[WorkerCandidate],
+    ) -> None:
+        """Keep the ledger in step with the nomination: one claim, on the nominee."""
+        if state.phase is NominationPhase.NOMINATED and state.worker is not None:
+            if self.in_flight.claimed_worker(key) == state.worker:
+                return
+            queue = next((c.cluster_queue for c in candidates if c.name == state.worker), None)
+            usage = decision.usage.get(state.worker, {})
+            self.in_flight.claim(key, state.worker, queue, usage)
+        elif state.phase is NominationPhase.IDLE:
+            self.in_flight.settle(key, self._wall_clock())
 
     async def nominate(self, request: DispatchRequest) -> Nomination:
         now, timeout = request.now, self.timeout_seconds
@@ -122,7 +164,8 @@ class CapacityAwareDispatcher:
         if state is None:
             nominated = [n for n in request.nominated if n in known]
             state = PlacementState.resume(nominated, None, now)
-        decision = await self.decide(request)
+        candidates = await self.candidates(request.local, request.workers)
+        decision = await self.decide(request, candidates)
         previous = state
         if state.phase is not NominationPhase.WITHDRAWING:
             state = state.advance(decision, now=now, timeout=timeout)
@@ -130,6 +173,7 @@ class CapacityAwareDispatcher:
         if withdrawing is not None and not _has_copy(request.workers, withdrawing):
             state = state.withdrawn(withdrawing, decision, now=now, timeout=timeout)
         self._states[request.key] = state
+        self._track_claim(request.key, state, decision, candidates)
         if state != previous:
             self.log.info(
                 "multikueue.placement",
@@ -150,3 +194,4 @@ class CapacityAwareDispatcher:
 
     def forget(self, key: str) -> None:
         self._states.pop(key, None)
+        self.in_flight.settle(key, self._wall_clock())

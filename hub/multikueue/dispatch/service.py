@@ -58,7 +58,11 @@ def make_dispatcher(settings: DispatchSettings, view: CapacityView) -> Dispatche
             settings.incremental_step_size, settings.incremental_round_seconds
         )
     if name == CAPACITY_AWARE_DISPATCHER:
-        return CapacityAwareDispatcher(view, timeout_seconds=settings.nomination_timeout_seconds)
+        return CapacityAwareDispatcher(
+            view,
+            timeout_seconds=settings.nomination_timeout_seconds,
+            policy=settings.placement_policy,
+        )
     return ExternalDispatcher(name)
 
 

@@ -2,9 +2,9 @@
 
 `from_configuration` fills in what the Configuration file carries: upstream's origin,
 gcInterval, workerLostTimeout, dispatcherName and incrementalDispatcherConfig.stepSize, and
-two of fleetq's own (`incrementalDispatcherConfig.roundTimeout`, fixed at 5 min upstream,
-and `capacityAwareDispatcherConfig.nominationTimeout`). The rest are tuning knobs with
-defaults.
+three of fleetq's own (`incrementalDispatcherConfig.roundTimeout`, fixed at 5 min
+upstream, and `capacityAwareDispatcherConfig.nominationTimeout` and `.placementPolicy`).
+The rest are tuning knobs with defaults.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.engine.dispatch.nomination import DEFAULT_NOMINATION_TIMEOUT_SECONDS
 from core.engine.dispatch.placement import CAPACITY_AWARE_DISPATCHER
+from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.manager.configuration import (
     ALL_AT_ONCE_DISPATCHER,
     DEFAULT_INCREMENTAL_STEP_SIZE,
@@ -37,6 +38,8 @@ class DispatchSettings:
     incremental_round_seconds: float = DEFAULT_INCREMENTAL_ROUND_SECONDS
     nomination_timeout_seconds: float = DEFAULT_NOMINATION_TIMEOUT_SECONDS
     """How long the capacity-aware dispatcher waits on one nominee before moving on."""
+    placement_policy: PlacementPolicy = PlacementPolicy.SPREAD
+    """Which of the workers that fit the capacity-aware dispatcher nominates."""
     local_suspended_retry_seconds: float = 2.0
     """Wait before copying a remote Job's status again while the local Job is suspended."""
     local_queue_ttl_seconds: float = 30.0
@@ -59,6 +62,7 @@ class DispatchSettings:
             "incremental_step_size": mk.incremental_step_size,
             "incremental_round_seconds": mk.incremental_round_seconds,
             "nomination_timeout_seconds": mk.nomination_timeout_seconds,
+            "placement_policy": mk.placement_policy,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

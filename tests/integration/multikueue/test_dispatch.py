@@ -89,6 +89,21 @@ async def test_capacity_aware_sends_one_copy_to_the_worker_whose_report_fits(mk:
     assert writes == 2.0  # one copy created, one job created: nothing raced, nothing removed
 
 
+async def test_capacity_aware_spreads_jobs_the_reports_do_not_show_yet(mk: Fleet) -> None:
+    # Both workers report 8 free GPUs and never report again: only the hub's own claims
+    # tell it that the first job took a quarter of worker 1.
+    await mk.report_capacity(0, free_gpus=8)
+    await mk.report_capacity(1, free_gpus=8)
+    await mk.start(CAPACITY_AWARE)
+    first = await mk.submit("spread-a", gpus=2)
+    await mk.wait_remote(0, first)
+    second = await mk.submit("spread-b", gpus=2)
+    await mk.wait_remote(1, second)
+    await asyncio.sleep(1.0)  # a copy on the other worker would have arrived by now
+    assert await mk.remote(1, first) is None
+    assert await mk.remote(0, second) is None
+
+
 async def test_capacity_aware_without_reports_tries_one_worker_at_a_time(mk: Fleet) -> None:
     await mk.start(CAPACITY_AWARE, nomination_timeout=3.0)
     name = await mk.submit("fallback")

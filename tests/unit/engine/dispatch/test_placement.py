@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from core.engine.dispatch.fit_verdict import FitReason, FitVerdict
+from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.placement import (
     PlacementMode,
     WorkerCandidate,
     decide_placement,
     try_order,
 )
+from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.engine.model import PodSet
 
 Fleet = dict[str, Any]
@@ -36,14 +38,59 @@ def candidates(fleet: Fleet, **kw: Any) -> list[WorkerCandidate]:
     return [fleet["worker-1"].candidate(**kw), fleet["worker-2"].candidate(**kw)]
 
 
-def test_idle_fleet_prefers_the_first_worker_in_config_order(fleet: Fleet, now: float) -> None:
+def test_idle_fleet_spreads_to_the_worker_left_with_the_larger_free_share(
+    fleet: Fleet, now: float
+) -> None:
     decision = decide_placement(gpu_pods(), candidates(fleet), now=now)
     assert decision.mode is PlacementMode.CAPACITY_AWARE
+    # worker-1 has 32 GPUs, worker-2 16: 8 of them leave 75 % free there, 50 % here.
     assert decision.chosen == "worker-1"
     assert [f.verdict for f in decision.fits] == [FitVerdict.FITS, FitVerdict.FITS]
     assert decision.fits[0].flavors == ({"cpu": "h100", "memory": "h100", GPU: "h100"},)
+    assert decision.usage["worker-1"]["h100"][GPU] == 8
     reversed_config = list(reversed(candidates(fleet)))
-    assert decide_placement(gpu_pods(), reversed_config, now=now).chosen == "worker-2"
+    assert decide_placement(gpu_pods(), reversed_config, now=now).chosen == "worker-1"
+    packed = decide_placement(gpu_pods(), candidates(fleet), now=now, policy=PlacementPolicy.PACK)
+    assert packed.chosen == "worker-2"
+    in_order = decide_placement(
+        gpu_pods(), reversed_config, now=now, policy=PlacementPolicy.CONFIG_ORDER
+    )
+    assert in_order.chosen == "worker-2"
+
+
+def test_claims_in_flight_count_as_reserved_quota(fleet: Fleet, now: float) -> None:
+    ledger = InFlightLedger()
+    observed = {"worker-1": now - 1.0, "worker-2": now - 1.0}
+    picks = []
+    for index in range(6):
+        key = f"team-a/job-{index}"
+        decision = decide_placement(
+            gpu_pods(), candidates(fleet), now=now, loads=ledger.loads(observed, now)
+        )
+        chosen = decision.chosen
+        assert chosen is not None
+        ledger.claim(key, chosen, "team-a", decision.usage[chosen])
+        picks.append(chosen)
+    # 8 GPUs each: worker-1 (32) keeps 75 % free, then both keep 50 % and the tie goes to
+    # the worker with fewer claims in flight, worker-2 (16); and so on until both are full.
+    assert picks == ["worker-1", "worker-2", "worker-1", "worker-1", "worker-2", "worker-1"]
+    full = decide_placement(
+        gpu_pods(), candidates(fleet), now=now, loads=ledger.loads(observed, now)
+    )
+    assert full.mode is PlacementMode.INCREMENTAL
+    assert {f.reason for f in full.fits} == {FitReason.INSUFFICIENT_UNUSED_QUOTA}
+
+
+def test_a_settled_claim_counts_until_a_later_report(fleet: Fleet, now: float) -> None:
+    ledger = InFlightLedger()
+    ledger.claim("team-a/big", "worker-2", "team-a", {"a100": {GPU: 16}})
+    before = {"worker-1": now - 5.0, "worker-2": now - 5.0}
+    ledger.settle("team-a/big", now - 2.0)
+    assert ledger.loads(before, now)["worker-2"].usage == {"team-a": {"a100": {GPU: 16}}}
+    assert ledger.loads(before, now, excluding="team-a/big") == {}
+    after = {"worker-1": now, "worker-2": now - 1.0}
+    assert ledger.loads(after, now) == {}
+    assert len(ledger) == 0
 
 
 def test_an_8_gpu_pod_goes_where_one_node_has_8_free_not_where_8_are_spread(

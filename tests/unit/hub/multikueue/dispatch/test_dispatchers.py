@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
 from core.engine.dispatch.capacity_snapshot import CapacitySnapshot, FlavorSnapshot, QueueSnapshot
+from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.engine.model import ResourceFlavor
 from core.engine.quantity import to_base_units
 from hub.multikueue.dispatch.capacity_dispatcher import CapacityAwareDispatcher
@@ -195,3 +196,47 @@ async def test_a_flavor_whose_nodes_the_pods_do_not_select_does_not_fit() -> Non
         DispatchRequest(key=KEY, local=local, workers=(up("w1"), up("w2")), nominated=(), now=NOW)
     )
     assert nomination.names == ("w2",)
+
+
+def stream_request(index: int, *workers: WorkerChoice, gpus: int) -> DispatchRequest:
+    return DispatchRequest(
+        key=f"ns/job-{index}",
+        local=local_workload(gpus=gpus),
+        workers=workers,
+        nominated=(),
+        now=NOW + 1,
+    )
+
+
+async def test_a_stream_between_two_reports_is_shared_not_piled_on_the_first_worker() -> None:
+    roomy = {"cpu": to_base_units("cpu", "64"), "nvidia.com/gpu": 16}
+    wide = FlavorSnapshot(name="gpu", node_count=1, free=roomy, blocks=(roomy,))
+    reports = Reports(
+        {w: replace(report(w, free_gpus=16), flavors={"gpu": wide}) for w in ("w1", "w2")},
+        {"w1": "cq", "w2": "cq"},
+    )
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60, wall_clock=lambda: NOW + 1)
+    workers = (up("w1"), up("w2"))
+    names = [
+        (await dispatcher.nominate(stream_request(i, *workers, gpus=2))).names for i in range(8)
+    ]
+    assert names == [("w1",), ("w2",)] * 4
+    # Both ClusterQueues are now full in the hub's eyes, though neither report shows it.
+    ninth = await dispatcher.nominate(stream_request(8, *workers, gpus=2))
+    assert ninth.names == ("w1",)  # tried in turn, not as a fit
+    # A finished dispatch keeps its claim until a report taken after it arrives.
+    dispatcher.forget("ns/job-0")
+    assert dispatcher.in_flight.loads({"w1": NOW}, NOW + 1)["w1"].claims == 5
+    assert dispatcher.in_flight.loads({"w1": NOW + 2}, NOW + 2)["w1"].claims == 4
+
+
+async def test_config_order_policy_sends_the_stream_to_the_first_worker_while_it_fits() -> None:
+    reports = Reports({w: report(w, free_gpus=16) for w in ("w1", "w2")}, {"w1": "cq", "w2": "cq"})
+    dispatcher = CapacityAwareDispatcher(
+        reports, timeout_seconds=60, policy=PlacementPolicy.CONFIG_ORDER
+    )
+    workers = (up("w1"), up("w2"))
+    names = [
+        (await dispatcher.nominate(stream_request(i, *workers, gpus=4))).names for i in range(6)
+    ]
+    assert names == [("w1",)] * 4 + [("w2",)] * 2

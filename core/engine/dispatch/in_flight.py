@@ -1,0 +1,180 @@
+"""Work the hub has sent to a worker that the worker's report does not show yet.
+
+A capacity report is a picture taken at its `observedTime`. At 50 jobs a second the hub
+nominates dozens of workloads between two pictures, and judging each against the last
+picture alone would send all of them to the first worker that looked free (the pile-up
+bench/multikueue showed: 500 of 500 jobs on worker-1). So the hub keeps a ledger of its
+own claims: a claim is made when a workload is nominated to a worker and holds the quota
+its flavor plan would reserve there; it counts against that worker while the nomination
+stands, and once the dispatch is over (admitted, withdrawn to another worker or gone) it
+still counts until a report taken after that moment arrives — by then the worker's own
+usage shows it, or shows it gone. Counting a claim twice for one report period errs on
+the side of spreading, never of overfilling.
+
+Everything here is pure: times are seconds since the epoch on the caller's clock, and
+report times are the workers' `observedTime`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS
+
+Usage = Mapping[str, Mapping[str, int]]
+"""Flavor → resource → quota amount."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    worker: str
+    cluster_queue: str | None
+    usage: Usage = field(default_factory=dict)
+    settled_at: float | None = None
+    """When the dispatch ended; None while the nomination stands."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerLoad:
+    """The claims counting against one worker: their number and, per ClusterQueue, quota."""
+
+    claims: int = 0
+    usage: Mapping[str, Usage] = field(default_factory=dict)
+    """ClusterQueue → flavor → resource → amount."""
+
+
+NO_LOAD = WorkerLoad()
+
+
+class _Totals:
+    """One worker's claims summed, kept up to date as claims come and go."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.usage: dict[str, dict[str, dict[str, int]]] = {}
+
+    def add(self, claim: Claim, sign: int) -> None:
+        self.count += sign
+        if claim.cluster_queue is None:
+            return
+        queue = self.usage.setdefault(claim.cluster_queue, {})
+        for flavor, amounts in claim.usage.items():
+            per_flavor = queue.setdefault(flavor, {})
+            for resource, amount in amounts.items():
+                left = per_flavor.get(resource, 0) + sign * amount
+                if left:
+                    per_flavor[resource] = left
+                else:
+                    per_flavor.pop(resource, None)
+            if not per_flavor:
+                del queue[flavor]
+        if not queue:
+            del self.usage[claim.cluster_queue]
+
+    def load(self, minus: Claim | None) -> WorkerLoad:
+        usage = {q: {f: dict(a) for f, a in fl.items()} for q, fl in self.usage.items()}
+        count = self.count
+        if minus is not None:
+            copy = _Totals()
+            copy.count, copy.usage = count, usage
+            copy.add(minus, -1)
+            count, usage = copy.count, copy.usage
+        return WorkerLoad(claims=count, usage=usage)
+
+
+class InFlightLedger:
+    """The hub's claims per workload key (one worker each), see the module docstring.
+
+    Sums per worker are kept as claims change, so judging a workload costs the number of
+    workers, not the number of claims.
+    """
+
+    def __init__(self, *, settled_ttl: float = MAX_REPORT_AGE_SECONDS) -> None:
+        # A settled claim is dropped after this long even if its worker never reports
+        # again: a worker without a fresh report is not judged by quota at all.
+        self.settled_ttl = settled_ttl
+        self._claims: dict[str, Claim] = {}
+        self._totals: dict[str, _Totals] = {}
+        self._settled: dict[str, deque[tuple[float, str]]] = {}
+        """Per worker, (settled_at, key) in the order claims settled."""
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def _drop(self, key: str) -> None:
+        claim = self._claims.pop(key, None)
+        if claim is None:
+            return
+        totals = self._totals[claim.worker]
+        totals.add(claim, -1)
+        if totals.count == 0:
+            del self._totals[claim.worker]
+
+    def _put(self, key: str, claim: Claim) -> None:
+        self._drop(key)
+        self._claims[key] = claim
+        self._totals.setdefault(claim.worker, _Totals()).add(claim, 1)
+
+    def claim(self, key: str, worker: str, cluster_queue: str | None, usage: Usage) -> None:
+        """`key` is nominated to `worker`; a claim for another worker is replaced."""
+        self._put(key, Claim(worker=worker, cluster_queue=cluster_queue, usage=usage))
+
+    def claimed_worker(self, key: str) -> str | None:
+        """The worker `key`'s standing nomination claims, if any."""
+        claim = self._claims.get(key)
+        return None if claim is None or claim.settled_at is not None else claim.worker
+
+    def settle(self, key: str, now: float) -> None:
+        """The dispatch of `key` is over; its claim lasts until the next report."""
+        claim = self._claims.get(key)
+        if claim is None or claim.settled_at is not None:
+            return
+        self._claims[key] = Claim(
+            worker=claim.worker,
+            cluster_queue=claim.cluster_queue,
+            usage=claim.usage,
+            settled_at=now,
+        )
+        self._settled.setdefault(claim.worker, deque()).append((now, key))
+
+    def _expire(self, worker: str, seen: float | None, now: float) -> None:
+        queue = self._settled.get(worker)
+        while queue:
+            settled_at, key = queue[0]
+            caught_up = seen is not None and seen > settled_at
+            if not caught_up and now - settled_at <= self.settled_ttl:
+                break
+            queue.popleft()
+            claim = self._claims.get(key)
+            # The key may have been claimed again since (a new dispatch): keep that claim.
+            if claim is not None and claim.settled_at == settled_at and claim.worker == worker:
+                self._drop(key)
+        if queue is not None and not queue:
+            del self._settled[worker]
+
+    def loads(
+        self,
+        reported_at: Mapping[str, float | None],
+        now: float,
+        *,
+        excluding: str | None = None,
+    ) -> dict[str, WorkerLoad]:
+        """What counts against each worker of `reported_at` (worker → when its report was
+        taken). `excluding`: a workload being judged again, whose own claim is no load
+        against itself. Settled claims a report has caught up with, or older than
+        `settled_ttl`, are dropped here.
+        """
+        own = None if excluding is None else self._claims.get(excluding)
+        for worker in list(self._settled):
+            self._expire(worker, reported_at.get(worker), now)
+        out: dict[str, WorkerLoad] = {}
+        for worker in reported_at:
+            totals = self._totals.get(worker)
+            if totals is None:
+                continue
+            minus = own if own is not None and own.worker == worker else None
+            if totals.count - (1 if minus is not None else 0) > 0:
+                out[worker] = totals.load(minus)
+        return out
