@@ -1,7 +1,8 @@
 """ClusterQueue, LocalQueue and Cohort status from the engine, written only when it changed.
 
-Workload changes mark their ClusterQueue dirty (cluster-object changes mark all); the
-writer wakes at most once per `interval_seconds`, renders each dirty queue's status
+Workload changes mark their ClusterQueue dirty (cluster-object changes mark all), and with
+it the cohorts above it (only their figures can move: `cohorts_above`); the writer wakes at
+most once per `interval_seconds`, renders each dirty queue's status
 (counts, flavorsReservation/flavorsUsage, the `Active` condition with its reason,
 fairSharing.weightedShare when fair sharing is on) and sends a status patch only where
 that differs from the cached object, so bursts of admissions cost one write per queue per
@@ -102,6 +103,22 @@ def queue_status_patch(current: Json, wanted: Mapping[str, Any]) -> dict[str, An
     return patch or None
 
 
+def cohorts_above(
+    cluster_queues: Iterable[str],
+    cohort_of: Callable[[str], str],
+    lineage: Callable[[str], list[str]],
+) -> set[str]:
+    """The cohorts whose figures a change in these ClusterQueues can move: each one's
+    cohort and that cohort's ancestors (`lineage`). A cohort's share and totals come from
+    its own subtree and its parent's quota, which only a cluster-object change moves."""
+    out: set[str] = set()
+    for name in cluster_queues:
+        parent = cohort_of(name)
+        if parent and parent not in out:
+            out.update(lineage(parent))
+    return out
+
+
 class QueueStatusWriter:
     """Coalesced status writes for queues (see module docstring)."""
 
@@ -190,12 +207,12 @@ class QueueStatusWriter:
                         writes.append((kinds.LOCAL_QUEUES, lq, wanted, ""))
         if everything:
             self._tell_cohort_cycles()
-        if names or everything:
-            for cohort in self.cohorts:
-                wanted = self._cohort_status(cohort)
-                if wanted is not None:
-                    writes.append((kinds.COHORTS, cohort, wanted, ""))
-        self._refresh_gauges(names, everything)
+        cohorts = None if everything else self._cohorts_above(names)
+        for cohort in self.cohorts if cohorts is None else self._cohort_objects(cohorts):
+            wanted = self._cohort_status(cohort)
+            if wanted is not None:
+                writes.append((kinds.COHORTS, cohort, wanted, ""))
+        self._refresh_gauges(names, everything, cohorts)
         await asyncio.gather(*(self._write(*w) for w in writes))
 
     async def _write(
@@ -223,6 +240,16 @@ class QueueStatusWriter:
                     self.queues_touched((cluster_queue,))
                 else:
                     self.queues_touched(None)
+
+    def _cohorts_above(self, cluster_queues: Iterable[str]) -> set[str]:
+        def cohort_of(name: str) -> str:
+            cq = self.cluster_queues.get(name)
+            return str(((cq or {}).get("spec") or {}).get("cohortName") or "")
+
+        return cohorts_above(cluster_queues, cohort_of, self._lineage)
+
+    def _cohort_objects(self, names: Iterable[str]) -> list[Json]:
+        return [c for c in (self.cohorts.get(n) for n in sorted(names)) if c is not None]
 
     # -- rendering -----------------------------------------------------------------------
     def _conditions(self, obj: Json, rendered: Mapping[str, Any]) -> list[Any]:
@@ -304,11 +331,15 @@ class QueueStatusWriter:
             name = str(parent)
         return out
 
-    def _refresh_cohort_gauges(self, metrics: ManagerMetrics) -> None:
+    def _refresh_cohort_gauges(self, metrics: ManagerMetrics, only: set[str] | None) -> None:
+        """Every cohort's gauges (`only` None), or just those named."""
         engine = self.host.engine
         names = set(engine.cohort_names())
-        for gone in [n for n in metrics.cohorts() if n not in names]:
-            metrics.forget_cohort(gone)
+        if only is None:
+            for gone in [n for n in metrics.cohorts() if n not in names]:
+                metrics.forget_cohort(gone)
+        else:
+            names &= only
         for name in sorted(names):
             figures = engine.cohort_figures(name)
             status = engine.cohort_status(name)
@@ -328,7 +359,7 @@ class QueueStatusWriter:
                 ),
             )
 
-    def _refresh_gauges(self, names: list[str], everything: bool) -> None:
+    def _refresh_gauges(self, names: list[str], everything: bool, cohorts: set[str] | None) -> None:
         metrics = self.metrics
         if metrics is None:
             return
@@ -336,7 +367,7 @@ class QueueStatusWriter:
         if everything:
             for gone in [n for n in self._gauged if n not in self.cluster_queues]:
                 metrics.forget_cluster_queue(gone, (self._gauged.pop(gone),))
-        self._refresh_cohort_gauges(metrics)
+        self._refresh_cohort_gauges(metrics, cohorts)
         for name in names:
             cq = self.cluster_queues.get(name)
             status = engine.cluster_queue_status(name)
