@@ -44,7 +44,7 @@ def _no_room(worker: str, flavor: str, shortfall: PackingShortfall) -> WorkerFit
     )
 
 
-def _pods_by_flavor(
+def pods_by_flavor(
     pod_sets: Sequence[PodSet], plan: Sequence[Mapping[str, str]]
 ) -> dict[str, list[PodGroup]]:
     """The pods each flavor's nodes must take.
@@ -124,7 +124,7 @@ def assess_worker(
             reason=plan.reason,
             message=f"ClusterQueue {cluster_queue}: {plan.message}",
         )
-    for flavor, groups in sorted(_pods_by_flavor(pod_sets, plan).items()):
+    for flavor, groups in sorted(pods_by_flavor(pod_sets, plan).items()):
         capacity = snapshot.flavors.get(flavor)
         if capacity is None or capacity.node_count == 0:
             return WorkerFit(

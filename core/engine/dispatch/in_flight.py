@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS
+from core.engine.dispatch.node_packing import PodGroup
 
 Usage = Mapping[str, Mapping[str, int]]
 """Flavor → resource → quota amount."""
+Pods = Mapping[str, tuple[PodGroup, ...]]
+"""Flavor → the pods that will need room on its nodes."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +35,7 @@ class Claim:
     worker: str
     cluster_queue: str | None
     usage: Usage = field(default_factory=dict)
+    pods: Pods = field(default_factory=dict)
     settled_at: float | None = None
     """When the dispatch ended; None while the nomination stands."""
 
@@ -43,6 +47,8 @@ class WorkerLoad:
     claims: int = 0
     usage: Mapping[str, Usage] = field(default_factory=dict)
     """ClusterQueue → flavor → resource → amount."""
+    pods: Pods = field(default_factory=dict)
+    """Flavor → the claimed pods, to take from the report's free nodes."""
 
 
 NO_LOAD = WorkerLoad()
@@ -54,9 +60,16 @@ class _Totals:
     def __init__(self) -> None:
         self.count = 0
         self.usage: dict[str, dict[str, dict[str, int]]] = {}
+        self.pods: dict[str, Pods] = {}
+        """Workload key → its claimed pods (only claims that have some)."""
 
-    def add(self, claim: Claim, sign: int) -> None:
+    def add(self, key: str, claim: Claim, sign: int) -> None:
         self.count += sign
+        if claim.pods:
+            if sign > 0:
+                self.pods[key] = claim.pods
+            else:
+                self.pods.pop(key, None)
         if claim.cluster_queue is None:
             return
         queue = self.usage.setdefault(claim.cluster_queue, {})
@@ -73,15 +86,24 @@ class _Totals:
         if not queue:
             del self.usage[claim.cluster_queue]
 
-    def load(self, minus: Claim | None) -> WorkerLoad:
+    def load(self, minus: str | None, own: Claim | None) -> WorkerLoad:
         usage = {q: {f: dict(a) for f, a in fl.items()} for q, fl in self.usage.items()}
         count = self.count
-        if minus is not None:
+        pods = self.pods
+        if minus is not None and own is not None:
             copy = _Totals()
-            copy.count, copy.usage = count, usage
-            copy.add(minus, -1)
-            count, usage = copy.count, copy.usage
-        return WorkerLoad(claims=count, usage=usage)
+            copy.count, copy.usage, copy.pods = count, usage, dict(pods)
+            copy.add(minus, own, -1)
+            count, usage, pods = copy.count, copy.usage, copy.pods
+        by_flavor: dict[str, list[PodGroup]] = {}
+        for claimed in pods.values():
+            for flavor, groups in claimed.items():
+                by_flavor.setdefault(flavor, []).extend(groups)
+        return WorkerLoad(
+            claims=count,
+            usage=usage,
+            pods={flavor: tuple(groups) for flavor, groups in by_flavor.items()},
+        )
 
 
 class InFlightLedger:
@@ -108,18 +130,26 @@ class InFlightLedger:
         if claim is None:
             return
         totals = self._totals[claim.worker]
-        totals.add(claim, -1)
+        totals.add(key, claim, -1)
         if totals.count == 0:
             del self._totals[claim.worker]
 
     def _put(self, key: str, claim: Claim) -> None:
         self._drop(key)
         self._claims[key] = claim
-        self._totals.setdefault(claim.worker, _Totals()).add(claim, 1)
+        self._totals.setdefault(claim.worker, _Totals()).add(key, claim, 1)
 
-    def claim(self, key: str, worker: str, cluster_queue: str | None, usage: Usage) -> None:
+    def claim(
+        self,
+        key: str,
+        worker: str,
+        cluster_queue: str | None,
+        usage: Usage,
+        pods: Pods | None = None,
+    ) -> None:
         """`key` is nominated to `worker`; a claim for another worker is replaced."""
-        self._put(key, Claim(worker=worker, cluster_queue=cluster_queue, usage=usage))
+        claim = Claim(worker=worker, cluster_queue=cluster_queue, usage=usage, pods=pods or {})
+        self._put(key, claim)
 
     def claimed_worker(self, key: str) -> str | None:
         """The worker `key`'s standing nomination claims, if any."""
@@ -131,12 +161,7 @@ class InFlightLedger:
         claim = self._claims.get(key)
         if claim is None or claim.settled_at is not None:
             return
-        self._claims[key] = Claim(
-            worker=claim.worker,
-            cluster_queue=claim.cluster_queue,
-            usage=claim.usage,
-            settled_at=now,
-        )
+        self._claims[key] = replace(claim, settled_at=now)
         self._settled.setdefault(claim.worker, deque()).append((now, key))
 
     def _expire(self, worker: str, seen: float | None, now: float) -> None:
@@ -174,7 +199,7 @@ class InFlightLedger:
             totals = self._totals.get(worker)
             if totals is None:
                 continue
-            minus = own if own is not None and own.worker == worker else None
-            if totals.count - (1 if minus is not None else 0) > 0:
-                out[worker] = totals.load(minus)
+            mine = own is not None and own.worker == worker
+            if totals.count - (1 if mine else 0) > 0:
+                out[worker] = totals.load(excluding if mine else None, own)
         return out

@@ -17,7 +17,7 @@ an estimate for the others. A node's free `pods` count limits how many pods it t
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.engine.dispatch.capacity_snapshot import FlavorSnapshot, ResourceAmounts
 from core.engine.dispatch.resource_order import resource_priority, size_key
@@ -74,8 +74,12 @@ def _fits_unreported(group: PodGroup, smallest: ResourceAmounts | None) -> bool:
     return smallest is None or copies_that_fit(smallest, group.requests, 1) == 1
 
 
-def pack(groups: Sequence[PodGroup], flavor: FlavorSnapshot) -> PackingShortfall | None:
-    """Place every pod on the flavor's nodes; the first shortfall, or None if all fit."""
+def _place(
+    groups: Sequence[PodGroup], flavor: FlavorSnapshot, *, stop_short: bool
+) -> tuple[PackingShortfall | None, list[dict[str, int]], dict[str, int] | None]:
+    """First-fit-decreasing over the blocks, then the unreported remainder: the first
+    shortfall and the room left. `stop_short`: give up at the first pod set that does not
+    fit whole; else place what fits of every pod set."""
     pods = [
         PodGroup(
             pod_set=g.pod_set,
@@ -93,6 +97,7 @@ def pack(groups: Sequence[PodGroup], flavor: FlavorSnapshot) -> PackingShortfall
     blocks = [dict(block) for block in flavor.blocks]
     remainder = flavor.unreported_free() if flavor.has_unreported_nodes else None
     smallest = flavor.blocks[-1] if flavor.blocks else None
+    shortfall = None
     for group in pods:
         left = group.count
         for block in blocks:
@@ -105,11 +110,42 @@ def pack(groups: Sequence[PodGroup], flavor: FlavorSnapshot) -> PackingShortfall
             copies = copies_that_fit(remainder, group.requests, left)
             _consume(remainder, group.requests, copies)
             left -= copies
-        if left:
-            return PackingShortfall(
+        if left and shortfall is None:
+            shortfall = PackingShortfall(
                 pod_set=group.pod_set,
                 requests=group.requests,
                 placed=group.count - left,
                 count=group.count,
             )
-    return None
+            if stop_short:
+                break
+    return shortfall, blocks, remainder
+
+
+def pack(groups: Sequence[PodGroup], flavor: FlavorSnapshot) -> PackingShortfall | None:
+    """Place every pod on the flavor's nodes; the first shortfall, or None if all fit."""
+    return _place(groups, flavor, stop_short=True)[0]
+
+
+def _summed(blocks: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for block in blocks:
+        for resource, amount in block.items():
+            out[resource] = out.get(resource, 0) + amount
+    return out
+
+
+def room_after(groups: Sequence[PodGroup], flavor: FlavorSnapshot) -> FlavorSnapshot:
+    """The flavor as it would be reported once these pods are placed (pods that find no
+    room are left out): blocks reduced and ranked again, free reduced by what was placed."""
+    _, blocks, remainder = _place(groups, flavor, stop_short=False)
+    taken = _summed(flavor.blocks)
+    for resource, amount in _summed(blocks).items():
+        taken[resource] -= amount
+    if remainder is not None:
+        for resource, amount in flavor.unreported_free().items():
+            taken[resource] = taken.get(resource, 0) + amount - remainder.get(resource, 0)
+    free = {r: max(0, amount - taken.get(r, 0)) for r, amount in flavor.free.items()}
+    priority = resource_priority({r for b in blocks for r in b if r != PODS})
+    blocks.sort(key=lambda b: size_key(b, priority), reverse=True)
+    return replace(flavor, free=free, blocks=tuple(blocks))

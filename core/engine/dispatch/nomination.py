@@ -24,6 +24,9 @@ from core.engine.dispatch.fit_verdict import FitVerdict
 from core.engine.dispatch.placement import PlacementDecision, PlacementMode
 
 DEFAULT_NOMINATION_TIMEOUT_SECONDS = 60.0
+GUESS_RECHECK_SECONDS = 2.0
+"""How often a nomination made on a guess is judged again as reports come in: reports
+arrive from every worker every second or so, and judging is O(workers)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,22 +59,37 @@ def _first_untried(decision: PlacementDecision, tried: Sequence[str]) -> str | N
     return None
 
 
+def _fits_elsewhere(decision: PlacementDecision, nominee: str) -> bool:
+    """A report now says some other worker fits while the nominee does not."""
+    if decision.mode is not PlacementMode.CAPACITY_AWARE or decision.chosen == nominee:
+        return False
+    return _mode(decision, nominee) is not PlacementMode.CAPACITY_AWARE
+
+
 def next_candidate(
     decision: PlacementDecision,
     previous_choice: str | None,
     tried: Sequence[str],
     elapsed: float,
     timeout: float,
+    *,
+    guessed: bool = False,
 ) -> NextCandidate:
     """Keep the nominee while its time runs, else the next worker in the decision's order.
 
     The previous choice keeps its turn for `timeout` seconds after its nomination
-    (`elapsed`), even if another worker now looks better: switching early would leave a
-    copy behind and could start preemptions in two places. It loses its turn at once if
-    it left the config. Once every worker has had a turn a new round starts, with the
-    worker just given up on last; a config of one worker keeps it nominated.
+    (`elapsed`), even if another worker now looks better: switching early could start
+    preemptions in two places. Two exceptions: it loses its turn at once if it left the
+    config, and a nominee that was only a guess (`guessed`: nominated in INCREMENTAL mode,
+    when no report said any worker fits) loses it as soon as a report says another worker
+    fits while it still does not: a job should not sit out a whole timeout on a worker
+    that had no room, while one that has room is in sight. Once every worker has had a
+    turn a new round starts, with the worker just given up on last; a config of one worker
+    keeps it nominated.
     """
     workers = {fit.worker for fit in decision.fits}
+    if previous_choice is not None and guessed and _fits_elsewhere(decision, previous_choice):
+        elapsed = timeout
     if previous_choice is not None and previous_choice in workers and elapsed < timeout:
         return NextCandidate(
             worker=previous_choice,
@@ -175,7 +193,14 @@ class PlacementState:
         if self.phase is not NominationPhase.NOMINATED:
             return self
         since = now if self.since is None else self.since
-        step = next_candidate(decision, self.worker, self.tried, now - since, timeout)
+        step = next_candidate(
+            decision,
+            self.worker,
+            self.tried,
+            now - since,
+            timeout,
+            guessed=self.mode is PlacementMode.INCREMENTAL,
+        )
         if step.moved:
             return PlacementState(
                 phase=NominationPhase.WITHDRAWING,

@@ -21,10 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from core.engine.dispatch.capacity_fit import assess_worker
+from core.engine.dispatch.capacity_fit import assess_worker, pods_by_flavor
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS, CapacitySnapshot
 from core.engine.dispatch.fit_verdict import FitVerdict, WorkerFit
-from core.engine.dispatch.in_flight import NO_LOAD, Usage, WorkerLoad
+from core.engine.dispatch.in_flight import NO_LOAD, Pods, Usage, WorkerLoad
+from core.engine.dispatch.node_packing import room_after
 from core.engine.dispatch.placement_policy import (
     FittingWorker,
     PlacementPolicy,
@@ -73,6 +74,7 @@ class PlacementDecision:
     mode: PlacementMode
     order: tuple[str, ...]
     usage: Mapping[str, Usage] = field(default_factory=dict)
+    pods: Mapping[str, Pods] = field(default_factory=dict)
 
     @property
     def chosen(self) -> str | None:
@@ -104,8 +106,9 @@ def try_order(fits: Iterable[WorkerFit]) -> tuple[str, ...]:
 
 
 def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
-    """The report with the hub's claims in flight added to its ClusterQueues' usage."""
-    if not load.usage:
+    """The report with the hub's claims in flight taken from it: added to its
+    ClusterQueues' usage, and their pods placed on its free nodes."""
+    if not load.usage and not load.pods:
         return snapshot
     queues = dict(snapshot.cluster_queues)
     for name, claimed in load.usage.items():
@@ -118,7 +121,12 @@ def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
             for resource, amount in amounts.items():
                 per_flavor[resource] = per_flavor.get(resource, 0) + amount
         queues[name] = replace(queue, usage=usage)
-    return replace(snapshot, cluster_queues=queues)
+    flavors = dict(snapshot.flavors)
+    for flavor_name, groups in load.pods.items():
+        room = flavors.get(flavor_name)
+        if room is not None:
+            flavors[flavor_name] = room_after(groups, room)
+    return replace(snapshot, cluster_queues=queues, flavors=flavors)
 
 
 def decide_placement(
@@ -139,6 +147,7 @@ def decide_placement(
     fits = []
     fitting: list[FittingWorker] = []
     usage: dict[str, Usage] = {}
+    pods: dict[str, Pods] = {}
     for candidate in candidates:
         if candidate.name in seen:
             continue
@@ -165,6 +174,10 @@ def decide_placement(
         if fit.verdict is FitVerdict.FITS and queue is not None:
             takes = plan_usage(pod_sets, fit.flavors, queue)
             usage[candidate.name] = takes
+            pods[candidate.name] = {
+                flavor: tuple(groups)
+                for flavor, groups in pods_by_flavor(pod_sets, fit.flavors).items()
+            }
             fitting.append(
                 FittingWorker(
                     worker=candidate.name,
@@ -181,5 +194,9 @@ def decide_placement(
     best = rank(policy, fitting)
     rest = tuple(w for w in try_order(fits) if w not in usage)
     return PlacementDecision(
-        fits=tuple(fits), mode=PlacementMode.CAPACITY_AWARE, order=best + rest, usage=usage
+        fits=tuple(fits),
+        mode=PlacementMode.CAPACITY_AWARE,
+        order=best + rest,
+        usage=usage,
+        pods=pods,
     )

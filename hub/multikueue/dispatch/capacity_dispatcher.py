@@ -18,16 +18,21 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import structlog
 
 from core.adapters.kueue_manifests import ManifestError, topology_request_from_dict
 from core.engine.dispatch.in_flight import InFlightLedger
-from core.engine.dispatch.nomination import NominationPhase, PlacementState
+from core.engine.dispatch.nomination import (
+    GUESS_RECHECK_SECONDS,
+    NominationPhase,
+    PlacementState,
+)
 from core.engine.dispatch.placement import (
     CAPACITY_AWARE_DISPATCHER,
     PlacementDecision,
+    PlacementMode,
     WorkerCandidate,
     decide_placement,
 )
@@ -83,6 +88,8 @@ class CapacityAwareDispatcher:
         self.policy = policy
         self._wall_clock = wall_clock
         self._states: dict[str, PlacementState] = {}
+        self._judged: dict[str, float] = {}
+        """Workload key → when it was last judged (request.now)."""
         self.in_flight = InFlightLedger()
         self.log = structlog.get_logger("hub.multikueue.dispatch")
 
@@ -153,7 +160,8 @@ class CapacityAwareDispatcher:
                 return
             queue = next((c.cluster_queue for c in candidates if c.name == state.worker), None)
             usage = decision.usage.get(state.worker, {})
-            self.in_flight.claim(key, state.worker, queue, usage)
+            pods = decision.pods.get(state.worker, {})
+            self.in_flight.claim(key, state.worker, queue, usage, pods)
         elif state.phase is NominationPhase.IDLE:
             self.in_flight.settle(key, self._wall_clock())
 
@@ -173,6 +181,7 @@ class CapacityAwareDispatcher:
         if withdrawing is not None and not _has_copy(request.workers, withdrawing):
             state = state.withdrawn(withdrawing, decision, now=now, timeout=timeout)
         self._states[request.key] = state
+        self._judged[request.key] = now
         self._track_claim(request.key, state, decision, candidates)
         if state != previous:
             self.log.info(
@@ -192,6 +201,20 @@ class CapacityAwareDispatcher:
             recheck = None
         return Nomination(state.nominated_cluster_names, recheck_after=recheck)
 
+    def capacity_sensitive(self) -> Collection[str]:
+        """Workloads nominated on a guess (Incremental mode) and not judged in the last
+        `GUESS_RECHECK_SECONDS`: a report that shows another worker fitting moves them on
+        at once (`next_candidate`)."""
+        due = self._wall_clock() - GUESS_RECHECK_SECONDS
+        return [
+            key
+            for key, state in self._states.items()
+            if state.phase is NominationPhase.NOMINATED
+            and state.mode is PlacementMode.INCREMENTAL
+            and self._judged.get(key, 0.0) <= due
+        ]
+
     def forget(self, key: str) -> None:
         self._states.pop(key, None)
+        self._judged.pop(key, None)
         self.in_flight.settle(key, self._wall_clock())

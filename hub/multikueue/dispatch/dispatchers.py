@@ -16,7 +16,7 @@ The capacity-aware dispatcher lives in `capacity_dispatcher`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -61,6 +61,9 @@ class Dispatcher(Protocol):
     def forget(self, key: str) -> None:
         """The workload is placed, finished or gone: drop what is kept for it."""
 
+    def capacity_sensitive(self) -> Collection[str]:
+        """Nominated workloads whose nomination a new capacity report may change."""
+
 
 def _in_config(names: Sequence[str], workers: Sequence[WorkerChoice]) -> tuple[str, ...]:
     known = {w.name for w in workers}
@@ -75,6 +78,9 @@ class AllAtOnceDispatcher:
 
     def forget(self, key: str) -> None:
         return None
+
+    def capacity_sensitive(self) -> Collection[str]:
+        return ()
 
 
 class IncrementalDispatcher:
@@ -105,6 +111,9 @@ class IncrementalDispatcher:
     def forget(self, key: str) -> None:
         self._round_started.pop(key, None)
 
+    def capacity_sensitive(self) -> Collection[str]:
+        return ()
+
 
 class ExternalDispatcher:
     """Nominations written by another controller; this one only follows them."""
@@ -117,3 +126,6 @@ class ExternalDispatcher:
 
     def forget(self, key: str) -> None:
         return None
+
+    def capacity_sensitive(self) -> Collection[str]:
+        return ()

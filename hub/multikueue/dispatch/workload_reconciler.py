@@ -200,6 +200,8 @@ class WorkloadReconciler:
         elif isinstance(event, CapacityChanged):
             for key in list(self._waiting):
                 self.queue.add(key)
+            for key in self.dispatcher.capacity_sensitive():
+                self.queue.add(key)
         elif isinstance(event, ConfigChanged):
             self.enqueue_all()
 
@@ -223,7 +225,8 @@ class WorkloadReconciler:
                     self.queue.add(sibling)
         # Waiting for a worker to be chosen: a new capacity report may change the choice.
         # Once nominated, only the nomination's own timeout moves it on, so capacity
-        # reports (every few seconds from every worker) need not re-queue it.
+        # reports (every few seconds from every worker) need not re-queue it - except a
+        # nomination made on a guess (the dispatcher's `capacity_sensitive`).
         waiting = (
             any(c.state is CheckState.PENDING for c in checks)
             and cluster_name(workload) is None

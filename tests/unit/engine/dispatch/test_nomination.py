@@ -100,6 +100,21 @@ def test_a_worker_that_fits_later_is_preferred_at_the_next_move() -> None:
     assert state.mode is PlacementMode.CAPACITY_AWARE
 
 
+def test_a_guessed_nominee_gives_way_at_once_when_another_worker_fits() -> None:
+    state = PlacementState().advance(decision(w1=NO, w2=NO), now=0.0, timeout=TIMEOUT)
+    assert (state.worker, state.mode) == ("w1", PlacementMode.INCREMENTAL)
+    assert state.advance(decision(w1=NO, w2=NO), now=10.0, timeout=TIMEOUT) == state
+    w2_fits = decision(w1=NO, w2=FITS)
+    withdrawing = state.advance(w2_fits, now=10.0, timeout=TIMEOUT)
+    assert withdrawing.phase is NominationPhase.WITHDRAWING
+    moved = withdrawing.withdrawn("w1", w2_fits, now=11.0, timeout=TIMEOUT)
+    assert (moved.nominated_cluster_names, moved.mode) == (("w2",), PlacementMode.CAPACITY_AWARE)
+    # A nominee that fitted when chosen keeps its turn (see the test above); so does a
+    # guessed one that now fits itself.
+    both = decision(w1=FITS, w2=FITS)
+    assert state.advance(both, now=10.0, timeout=TIMEOUT) == state
+
+
 def test_a_single_worker_stays_nominated_and_its_timer_restarts() -> None:
     d = decision(only=UNKNOWN)
     state = PlacementState().advance(d, now=0.0, timeout=TIMEOUT)

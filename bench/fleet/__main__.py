@@ -1,0 +1,3 @@
+from bench.fleet.run import main
+
+raise SystemExit(main())
