@@ -240,3 +240,25 @@ async def test_config_order_policy_sends_the_stream_to_the_first_worker_while_it
         (await dispatcher.nominate(stream_request(i, *workers, gpus=4))).names for i in range(6)
     ]
     assert names == [("w1",)] * 4 + [("w2",)] * 2
+
+
+async def test_a_guessed_nomination_moves_once_a_report_shows_room_elsewhere() -> None:
+    reports = Reports(
+        {"w1": report("w1", free_gpus=2), "w2": report("w2", free_gpus=2)}, {"w1": "cq", "w2": "cq"}
+    )
+    clock = [NOW]
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60, wall_clock=lambda: clock[0])
+    workers = (up("w1", copy=True), up("w2"))
+    first = await dispatcher.nominate(request(*workers, gpus=8))
+    assert first.names == ("w1",)  # nobody fits: tried in turn
+    assert dispatcher.capacity_sensitive() == []  # just judged
+    clock[0] = NOW + 3
+    assert dispatcher.capacity_sensitive() == [KEY]
+    reports.snapshots["w2"] = report("w2", free_gpus=8, observed=NOW + 3)
+    moving = await dispatcher.nominate(request(*workers, nominated=("w1",), now=NOW + 3, gpus=8))
+    assert moving.names == ()  # withdrawing w1's copy first
+    moved = await dispatcher.nominate(
+        request(up("w1"), up("w2"), nominated=(), now=NOW + 4, gpus=8)
+    )
+    assert moved.names == ("w2",)
+    assert dispatcher.capacity_sensitive() == []  # a fit, not a guess
