@@ -18,7 +18,7 @@ report times are the workers' `observedTime`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS
@@ -49,6 +49,9 @@ class WorkerLoad:
     """ClusterQueue → flavor → resource → amount."""
     pods: Pods = field(default_factory=dict)
     """Flavor → the claimed pods, to take from the report's free nodes."""
+    version: int = 0
+    """Names this set of claims: equal versions, equal claims (0: none; -1: not to be
+    cached, as when a workload's own claim is left out)."""
 
 
 NO_LOAD = WorkerLoad()
@@ -86,7 +89,7 @@ class _Totals:
         if not queue:
             del self.usage[claim.cluster_queue]
 
-    def load(self, minus: str | None, own: Claim | None) -> WorkerLoad:
+    def load(self, minus: str | None, own: Claim | None, version: int) -> WorkerLoad:
         usage = {q: {f: dict(a) for f, a in fl.items()} for q, fl in self.usage.items()}
         count = self.count
         pods = self.pods
@@ -95,6 +98,7 @@ class _Totals:
             copy.count, copy.usage, copy.pods = count, usage, dict(pods)
             copy.add(minus, own, -1)
             count, usage, pods = copy.count, copy.usage, copy.pods
+            version = -1
         by_flavor: dict[str, list[PodGroup]] = {}
         for claimed in pods.values():
             for flavor, groups in claimed.items():
@@ -103,6 +107,7 @@ class _Totals:
             claims=count,
             usage=usage,
             pods={flavor: tuple(groups) for flavor, groups in by_flavor.items()},
+            version=version,
         )
 
 
@@ -121,6 +126,8 @@ class InFlightLedger:
         self._totals: dict[str, _Totals] = {}
         self._settled: dict[str, deque[tuple[float, str]]] = {}
         """Per worker, (settled_at, key) in the order claims settled."""
+        self._versions: dict[str, int] = {}
+        self._changes = 0
 
     def __len__(self) -> int:
         return len(self._claims)
@@ -131,13 +138,19 @@ class InFlightLedger:
             return
         totals = self._totals[claim.worker]
         totals.add(key, claim, -1)
+        self._changed(claim.worker)
         if totals.count == 0:
             del self._totals[claim.worker]
+
+    def _changed(self, worker: str) -> None:
+        self._changes += 1
+        self._versions[worker] = self._changes
 
     def _put(self, key: str, claim: Claim) -> None:
         self._drop(key)
         self._claims[key] = claim
         self._totals.setdefault(claim.worker, _Totals()).add(key, claim, 1)
+        self._changed(claim.worker)
 
     def claim(
         self,
@@ -185,7 +198,7 @@ class InFlightLedger:
         now: float,
         *,
         excluding: str | None = None,
-    ) -> dict[str, WorkerLoad]:
+    ) -> LedgerLoads:
         """What counts against each worker of `reported_at` (worker → when its report was
         taken). `excluding`: a workload being judged again, whose own claim is no load
         against itself. Settled claims a report has caught up with, or older than
@@ -194,12 +207,69 @@ class InFlightLedger:
         own = None if excluding is None else self._claims.get(excluding)
         for worker in list(self._settled):
             self._expire(worker, reported_at.get(worker), now)
-        out: dict[str, WorkerLoad] = {}
-        for worker in reported_at:
-            totals = self._totals.get(worker)
-            if totals is None:
-                continue
-            mine = own is not None and own.worker == worker
-            if totals.count - (1 if mine else 0) > 0:
-                out[worker] = totals.load(excluding if mine else None, own)
-        return out
+        return LedgerLoads(self, own, excluding, tuple(reported_at))
+
+    def _load_of(self, worker: str, own: Claim | None, excluding: str | None) -> WorkerLoad:
+        totals = self._totals.get(worker)
+        if totals is None:
+            return NO_LOAD
+        mine = own is not None and own.worker == worker
+        if totals.count - (1 if mine else 0) <= 0:
+            return NO_LOAD
+        return totals.load(excluding if mine else None, own, self._versions.get(worker, 0))
+
+    def _claim_count(self, worker: str, own: Claim | None) -> int:
+        totals = self._totals.get(worker)
+        if totals is None:
+            return 0
+        return totals.count - (1 if own is not None and own.worker == worker else 0)
+
+    def _version_of(self, worker: str, own: Claim | None) -> int:
+        totals = self._totals.get(worker)
+        if totals is None:
+            return 0
+        if own is not None and own.worker == worker:
+            return 0 if totals.count == 1 else -1
+        return self._versions.get(worker, 0)
+
+
+class LedgerLoads(Mapping[str, WorkerLoad]):
+    """The ledger's loads for one decision, built only for the workers asked about (a
+    decision that reuses cached verdicts needs only each worker's `version`)."""
+
+    def __init__(
+        self,
+        ledger: InFlightLedger,
+        own: Claim | None,
+        excluding: str | None,
+        workers: tuple[str, ...],
+    ) -> None:
+        self._ledger, self._own, self._excluding = ledger, own, excluding
+        self._workers = workers
+        self._built: dict[str, WorkerLoad] = {}
+
+    def version(self, worker: str) -> int:
+        return self._ledger._version_of(worker, self._own)
+
+    def claim_count(self, worker: str) -> int:
+        return self._ledger._claim_count(worker, self._own)
+
+    def __getitem__(self, worker: str) -> WorkerLoad:
+        load = self._built.get(worker)
+        if load is None:
+            load = self._ledger._load_of(worker, self._own, self._excluding)
+            self._built[worker] = load
+        if load is NO_LOAD:
+            raise KeyError(worker)
+        return load
+
+    def __iter__(self) -> Iterator[str]:
+        return (w for w in self._workers if w in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, worker: object) -> bool:
+        if not isinstance(worker, str):
+            return False
+        return self._ledger._load_of(worker, self._own, self._excluding) is not NO_LOAD

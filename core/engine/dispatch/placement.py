@@ -23,8 +23,9 @@ from enum import StrEnum
 
 from core.engine.dispatch.capacity_fit import assess_worker, pods_by_flavor
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS, CapacitySnapshot
+from core.engine.dispatch.fit_cache import CachedFit, FitCache, fit_key, shape_key
 from core.engine.dispatch.fit_verdict import FitVerdict, WorkerFit
-from core.engine.dispatch.in_flight import NO_LOAD, Pods, Usage, WorkerLoad
+from core.engine.dispatch.in_flight import NO_LOAD, LedgerLoads, Pods, Usage, WorkerLoad
 from core.engine.dispatch.node_packing import room_after
 from core.engine.dispatch.placement_policy import (
     FittingWorker,
@@ -129,6 +130,71 @@ def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
     return replace(snapshot, cluster_queues=queues, flavors=flavors)
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    fit: WorkerFit
+    usage: Usage | None = None
+    pods: Pods | None = None
+    free_share_after: float | None = None
+    pending_workloads: int = 0
+
+
+def _judge(
+    pod_sets: Sequence[PodSet],
+    candidate: WorkerCandidate,
+    load: WorkerLoad,
+    *,
+    now: float,
+    max_age: float,
+) -> _Judged:
+    snapshot = candidate.snapshot
+    if snapshot is not None:
+        snapshot = with_load(snapshot, load)
+    fit = assess_worker(
+        pod_sets,
+        worker=candidate.name,
+        snapshot=snapshot,
+        cluster_queue=candidate.cluster_queue,
+        flavor_specs=candidate.flavor_specs,
+        now=now,
+        max_age=max_age,
+    )
+    queue = (
+        None
+        if snapshot is None or candidate.cluster_queue is None
+        else snapshot.cluster_queues.get(candidate.cluster_queue)
+    )
+    if fit.verdict is not FitVerdict.FITS or queue is None:
+        return _Judged(fit)
+    takes = plan_usage(pod_sets, fit.flavors, queue)
+    return _Judged(
+        fit,
+        usage=takes,
+        pods={
+            flavor: tuple(groups)
+            for flavor, groups in pods_by_flavor(pod_sets, fit.flavors).items()
+        },
+        free_share_after=free_share_after(queue, takes),
+        pending_workloads=queue.pending_workloads,
+    )
+
+
+def _load_version(loads: Mapping[str, WorkerLoad] | None, worker: str) -> int:
+    if loads is None:
+        return 0
+    if isinstance(loads, LedgerLoads):
+        return loads.version(worker)
+    return loads.get(worker, NO_LOAD).version
+
+
+def _claims(loads: Mapping[str, WorkerLoad] | None, worker: str) -> int:
+    if loads is None:
+        return 0
+    if isinstance(loads, LedgerLoads):
+        return loads.claim_count(worker)
+    return loads.get(worker, NO_LOAD).claims
+
+
 def decide_placement(
     pod_sets: Sequence[PodSet],
     candidates: Sequence[WorkerCandidate],
@@ -137,54 +203,76 @@ def decide_placement(
     max_age: float = MAX_REPORT_AGE_SECONDS,
     policy: PlacementPolicy = PlacementPolicy.SPREAD,
     loads: Mapping[str, WorkerLoad] | None = None,
+    cache: FitCache | None = None,
 ) -> PlacementDecision:
     """Judge every candidate (config order; later duplicates ignored) and pick the way on.
 
     `loads`: the hub's claims in flight per worker (`InFlightLedger.loads`), counted as
-    reserved quota on top of each report.
+    reserved quota on top of each report. `cache`: verdicts to reuse where neither the
+    report, the claims nor the pod sets' shape changed (`fit_cache`).
     """
     seen: set[str] = set()
     fits = []
     fitting: list[FittingWorker] = []
     usage: dict[str, Usage] = {}
     pods: dict[str, Pods] = {}
+    shape = shape_key(pod_sets) if cache is not None else None
     for candidate in candidates:
         if candidate.name in seen:
             continue
         seen.add(candidate.name)
-        load = NO_LOAD if loads is None else loads.get(candidate.name, NO_LOAD)
+        judged = None
+        key = None
         snapshot = candidate.snapshot
-        if snapshot is not None:
-            snapshot = with_load(snapshot, load)
-        fit = assess_worker(
-            pod_sets,
-            worker=candidate.name,
-            snapshot=snapshot,
-            cluster_queue=candidate.cluster_queue,
-            flavor_specs=candidate.flavor_specs,
-            now=now,
-            max_age=max_age,
-        )
-        fits.append(fit)
-        queue = (
-            None
-            if snapshot is None or candidate.cluster_queue is None
-            else snapshot.cluster_queues.get(candidate.cluster_queue)
-        )
-        if fit.verdict is FitVerdict.FITS and queue is not None:
-            takes = plan_usage(pod_sets, fit.flavors, queue)
-            usage[candidate.name] = takes
-            pods[candidate.name] = {
-                flavor: tuple(groups)
-                for flavor, groups in pods_by_flavor(pod_sets, fit.flavors).items()
-            }
+        version = _load_version(loads, candidate.name)
+        cacheable = cache is not None and snapshot is not None and version >= 0
+        if cache is not None and snapshot is not None and cacheable:
+            if snapshot.is_fresh(now, max_age):
+                key = fit_key(
+                    candidate.name,
+                    snapshot,
+                    version,
+                    candidate.cluster_queue,
+                    candidate.flavor_specs,
+                    shape,
+                )
+            entry = None if key is None else cache.get(key)
+            if entry is not None:
+                judged = _Judged(
+                    entry.fit,
+                    entry.usage,
+                    entry.pods,
+                    entry.free_share_after,
+                    entry.pending_workloads,
+                )
+        if judged is None:
+            load = NO_LOAD if loads is None else loads.get(candidate.name, NO_LOAD)
+            judged = _judge(pod_sets, candidate, load, now=now, max_age=max_age)
+            if cache is not None and key is not None and snapshot is not None:
+                specs = candidate.flavor_specs
+                cache.put(
+                    key,
+                    CachedFit(
+                        fit=judged.fit,
+                        usage=judged.usage,
+                        pods=judged.pods,
+                        free_share_after=judged.free_share_after,
+                        pending_workloads=judged.pending_workloads,
+                        snapshot=snapshot,
+                        flavors=() if specs is None else tuple(specs.values()),
+                    ),
+                )
+        fits.append(judged.fit)
+        if judged.usage is not None and judged.free_share_after is not None:
+            usage[candidate.name] = judged.usage
+            pods[candidate.name] = judged.pods or {}
             fitting.append(
                 FittingWorker(
                     worker=candidate.name,
                     position=len(fits) - 1,
-                    free_share_after=free_share_after(queue, takes),
-                    claims_in_flight=load.claims,
-                    pending_workloads=queue.pending_workloads,
+                    free_share_after=judged.free_share_after,
+                    claims_in_flight=_claims(loads, candidate.name),
+                    pending_workloads=judged.pending_workloads,
                 )
             )
     if not fitting:

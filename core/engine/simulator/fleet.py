@@ -29,6 +29,7 @@ from enum import IntEnum
 from typing import cast
 
 from core.engine.dispatch.capacity_snapshot import CapacitySnapshot, FlavorSnapshot, QueueSnapshot
+from core.engine.dispatch.fit_cache import FitCache
 from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.nomination import (
     GUESS_RECHECK_SECONDS,
@@ -231,9 +232,14 @@ class FleetSimulation:
     """See the module docstring; `run()` once."""
 
     def __init__(
-        self, scenario: FleetScenario, *, on_decision: Callable[[], None] | None = None
+        self,
+        scenario: FleetScenario,
+        *,
+        on_decision: Callable[[], None] | None = None,
+        fit_cache: bool = True,
     ) -> None:
         self.s = scenario
+        self.fit_cache = FitCache() if fit_cache else None
         self.workers = [
             _Worker(f"worker-{i + 1}", scenario.nodes_per_worker, scenario.gpus_per_node)
             for i in range(scenario.workers)
@@ -281,7 +287,12 @@ class FleetSimulation:
         reported = {name: snap.observed_at for name, snap in self.seen.items()}
         loads = self.ledger.loads(reported, now, excluding=job.key)
         return decide_placement(
-            job.pod_sets(), self._candidates(), now=now, policy=self.s.policy, loads=loads
+            job.pod_sets(),
+            self._candidates(),
+            now=now,
+            policy=self.s.policy,
+            loads=loads,
+            cache=self.fit_cache,
         )
 
     def _step(self, key: str, now: float) -> None:
@@ -406,7 +417,10 @@ class FleetSimulation:
 
 
 def simulate_fleet(
-    scenario: FleetScenario, *, on_decision: Callable[[], None] | None = None
+    scenario: FleetScenario,
+    *,
+    on_decision: Callable[[], None] | None = None,
+    fit_cache: bool = True,
 ) -> FleetResult:
     """Run one scenario to the last admission (see the module docstring)."""
-    return FleetSimulation(scenario, on_decision=on_decision).run()
+    return FleetSimulation(scenario, on_decision=on_decision, fit_cache=fit_cache).run()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Sequence
 import structlog
 
 from core.adapters.kueue_manifests import ManifestError, topology_request_from_dict
+from core.engine.dispatch.fit_cache import FitCache
 from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.nomination import (
     GUESS_RECHECK_SECONDS,
@@ -91,6 +92,7 @@ class CapacityAwareDispatcher:
         self._judged: dict[str, float] = {}
         """Workload key → when it was last judged (request.now)."""
         self.in_flight = InFlightLedger()
+        self.fit_cache = FitCache()
         self.log = structlog.get_logger("hub.multikueue.dispatch")
 
     async def candidates(
@@ -144,7 +146,12 @@ class CapacityAwareDispatcher:
         # A workload's own claim is no load against itself.
         loads = self.in_flight.loads(reported_at, request.now, excluding=request.key)
         return decide_placement(
-            pod_sets, candidates, now=request.now, policy=self.policy, loads=loads
+            pod_sets,
+            candidates,
+            now=request.now,
+            policy=self.policy,
+            loads=loads,
+            cache=self.fit_cache,
         )
 
     def _track_claim(

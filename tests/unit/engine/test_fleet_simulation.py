@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.engine.dispatch.placement_policy import PlacementPolicy
-from core.engine.simulator.fleet import FleetScenario, JobShape, simulate_fleet
+from core.engine.simulator.fleet import FleetScenario, FleetSimulation, JobShape, simulate_fleet
 
 
 def test_every_job_is_admitted_once_and_spread_shares_the_stream() -> None:
@@ -39,3 +39,12 @@ def test_claims_keep_a_burst_within_each_workers_room() -> None:
 def test_the_same_scenario_gives_the_same_result() -> None:
     scenario = FleetScenario(workers=3, jobs=150)
     assert simulate_fleet(scenario) == simulate_fleet(scenario)
+
+
+def test_cached_verdicts_change_no_decision() -> None:
+    for policy in PlacementPolicy:
+        scenario = FleetScenario(workers=6, jobs=400, policy=policy)
+        simulation = FleetSimulation(scenario)
+        cached = simulation.run()
+        assert simulation.fit_cache is not None and simulation.fit_cache.hits > 0
+        assert cached == simulate_fleet(scenario, fit_cache=False)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.engine.dispatch.fit_cache import FitCache
 from core.engine.dispatch.fit_verdict import FitReason, FitVerdict
 from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.placement import (
+    PlacementDecision,
     PlacementMode,
     WorkerCandidate,
     decide_placement,
@@ -277,3 +279,29 @@ def test_decisions_are_deterministic(fleet: Fleet, now: float) -> None:
     assert first == again
     duplicated = [*candidates(fleet), fleet["worker-1"].candidate(age=900)]
     assert decide_placement(gpu_pods(3), duplicated, now=now) == first
+
+
+def test_cached_verdicts_follow_new_claims_and_new_reports(fleet: Fleet, now: float) -> None:
+    cache = FitCache()
+    ledger = InFlightLedger()
+    workers = candidates(fleet)
+    observed = {"worker-1": now, "worker-2": now}
+
+    def decide() -> PlacementDecision:
+        loads = ledger.loads(observed, now)
+        return decide_placement(gpu_pods(count=2), workers, now=now, loads=loads, cache=cache)
+
+    first = decide()
+    assert (first.chosen, cache.hits, cache.misses) == ("worker-1", 0, 2)
+    assert decide().chosen == "worker-1" and cache.hits == 2
+    ledger.claim("team-a/a", "worker-1", "team-a", first.usage["worker-1"], first.pods["worker-1"])
+    second = decide()
+    # worker-1's claims changed (judged again), worker-2's did not (reused).
+    assert cache.hits == 3 and cache.misses == 3
+    assert second.chosen == "worker-2"  # 16 of 32 left there, 0 of 16 here after: 50 % > 0 %
+    fleet["worker-2"].occupy("worker-2-gpu-0", gpu="8")
+    workers = candidates(fleet)  # a new report from each worker
+    third = decide()
+    assert cache.misses == 5
+    assert third.verdict("worker-2") is not None
+    assert third.verdict("worker-2").verdict is FitVerdict.DOES_NOT_FIT
