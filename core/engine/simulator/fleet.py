@@ -6,8 +6,9 @@ nomination goes through `PlacementState` with its timeout and withdrawal, exactl
 capacity-aware dispatcher runs them. What is modelled: each worker is one ClusterQueue of
 GPUs over identical nodes; it admits the copies it holds in arrival order whenever quota
 and nodes allow (best-effort FIFO: a job that does not fit lets later ones pass), binds
-pods first-fit to nodes and frees them when the job ends; it takes a capacity report
-every `report_interval_s`, which the hub sees `report_lag_s` later; a nomination reaches
+pods first-fit to nodes and frees them when the job ends; every `report_interval_s` it
+writes a capacity report if anything changed (else every 30 s, as the agent), which the
+hub sees `report_lag_s` later; a nomination reaches
 the worker `dispatch_latency_s` after the decision and its admission reaches the hub
 `status_lag_s` after it happens.
 
@@ -28,7 +29,12 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import cast
 
-from core.engine.dispatch.capacity_snapshot import CapacitySnapshot, FlavorSnapshot, QueueSnapshot
+from core.engine.dispatch.capacity_snapshot import (
+    REPORT_HEARTBEAT_SECONDS,
+    CapacitySnapshot,
+    FlavorSnapshot,
+    QueueSnapshot,
+)
 from core.engine.dispatch.fit_cache import FitCache
 from core.engine.dispatch.in_flight import InFlightLedger
 from core.engine.dispatch.nomination import (
@@ -128,6 +134,8 @@ class _Worker:
         self.waiting: list[_Job] = []
         self.bound: dict[str, list[int]] = {}
         self.admitted_total = 0
+        self._reported_state: tuple[int, int, int] | None = None
+        self._reported_at = 0.0
 
     def place(self, job: _Job) -> list[int] | None:
         if self.used + job.gpus > self.quota:
@@ -165,7 +173,15 @@ class _Worker:
     def withdraw(self, key: str) -> None:
         self.waiting = [j for j in self.waiting if j.key != key]
 
+    def report_due(self, now: float) -> bool:
+        """As the agent: a report when something changed, else a heartbeat every 30 s."""
+        state = (self.used, len(self.waiting), len(self.bound))
+        due = state != self._reported_state or now - self._reported_at >= REPORT_HEARTBEAT_SECONDS
+        return due
+
     def report(self, now: float) -> CapacitySnapshot:
+        self._reported_state = (self.used, len(self.waiting), len(self.bound))
+        self._reported_at = now
         blocks = sorted(self.free, reverse=True)[:REPORTED_BLOCKS]
         flavor = FlavorSnapshot(
             name=FLAVOR,
@@ -355,8 +371,9 @@ class FleetSimulation:
                 self._step(payload.key, now)
             elif kind == _Kind.REPORT_TAKEN:
                 assert isinstance(payload, str)
-                snapshot = self.by_name[payload].report(now)
-                self._at(now + self.s.report_lag_s, _Kind.REPORT_SEEN, snapshot)
+                worker = self.by_name[payload]
+                if worker.report_due(now):
+                    self._at(now + self.s.report_lag_s, _Kind.REPORT_SEEN, worker.report(now))
                 self._at(now + self.s.report_interval_s, _Kind.REPORT_TAKEN, payload)
             elif kind == _Kind.REPORT_SEEN:
                 assert isinstance(payload, CapacitySnapshot)
