@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.engine.dispatch.capacity_snapshot import FlavorSnapshot
-from core.engine.dispatch.node_packing import PodGroup, copies_that_fit, pack
+from core.engine.dispatch.node_packing import PodGroup, copies_that_fit, pack, room_after
 
 GPU = "nvidia.com/gpu"
 
@@ -92,3 +92,26 @@ def test_a_pod_larger_than_the_smallest_reported_block_cannot_use_the_remainder(
 def test_pods_with_no_requests_or_no_count_need_only_a_pod_slot() -> None:
     assert pack([PodGroup(pod_set="idle", requests={}, count=3)], flavor({"pods": 3})) is None
     assert pack([PodGroup(pod_set="none", requests={GPU: 99}, count=0)], flavor({GPU: 1})) is None
+
+
+def test_room_after_takes_placed_pods_from_blocks_and_free_and_ranks_blocks_again() -> None:
+    flavor = FlavorSnapshot(
+        name="gpu",
+        node_count=3,
+        free={GPU: 20},
+        blocks=({GPU: 8}, {GPU: 8}, {GPU: 4}),
+    )
+    after = room_after([PodGroup(pod_set="main", requests={GPU: 6}, count=2)], flavor)
+    assert after.blocks == ({GPU: 4}, {GPU: 2}, {GPU: 2})
+    assert after.free == {GPU: 8}
+    # A pod that finds no room is left out; what fits is still taken.
+    crowded = room_after(
+        [
+            PodGroup(pod_set="big", requests={GPU: 16}, count=1),
+            PodGroup(pod_set="small", requests={GPU: 4}, count=1),
+        ],
+        flavor,
+    )
+    assert crowded.blocks == ({GPU: 8}, {GPU: 4}, {GPU: 4})
+    assert crowded.free == {GPU: 16}
+    assert pack([PodGroup(pod_set="main", requests={GPU: 8}, count=2)], after) is not None
