@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 
 from bench.multikueue.queue_setup import QueueSetup
 from core.api.json_types import JsonDict
+from core.engine.nearest_rank import nearest_rank
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, TransportError
 from core.kube.informer import EventHandlers, Informer
@@ -66,11 +66,7 @@ class PhaseResult:
 
     def percentile(self, fraction: float) -> float | None:
         """Nearest-rank percentile of the latencies (None when nothing was dispatched)."""
-        if not self.latencies:
-            return None
-        ordered = sorted(self.latencies)
-        rank = max(1, math.ceil(fraction * len(ordered)))
-        return ordered[rank - 1]
+        return nearest_rank(self.latencies, fraction)
 
     def summary(self) -> dict[str, Any]:
         p50, p99 = self.percentile(0.5), self.percentile(0.99)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from core.engine.dispatch.placement import (
 )
 from core.engine.dispatch.placement_policy import PlacementPolicy
 from core.engine.model import PodSet
+from core.engine.nearest_rank import nearest_rank
 
 GPU = "nvidia.com/gpu"
 FLAVOR = "gpu"
@@ -237,13 +237,6 @@ class FleetResult:
         return (min(self.per_worker), max(self.per_worker)) if self.per_worker else (0, 0)
 
 
-def _percentile(values: list[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
-
-
 class FleetSimulation:
     """See the module docstring; `run()` once."""
 
@@ -418,8 +411,8 @@ class FleetSimulation:
             decisions=self.decisions,
             withdrawals=self.withdrawals,
             per_worker=per_worker,
-            wait_p50_s=_percentile(self.waits, 0.5),
-            wait_p99_s=_percentile(self.waits, 0.99),
+            wait_p50_s=nearest_rank(self.waits, 0.5),
+            wait_p99_s=nearest_rank(self.waits, 0.99),
             max_claims_in_flight=self.max_claims,
             virtual_span_s=round(now, 3),
             waits=self.waits,
