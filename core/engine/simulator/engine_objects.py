@@ -14,11 +14,15 @@ from core.engine.model import (
     FlavorQuotas,
     LocalQueue,
     Namespace,
+    Node,
     PodSet,
     PreemptionPolicy,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
+    SliceLayer,
+    Topology,
+    TopologyRequest,
     Workload,
     workload_key,
 )
@@ -57,14 +61,34 @@ def local_queue(spec: QueueSpec) -> LocalQueue:
     return LocalQueue(namespace=spec.name, name=spec.name, cluster_queue=spec.name)
 
 
+def topology_request(arrival: WorkloadArrival) -> TopologyRequest | None:
+    """The pod set's topology request as upstream's runner builds it (see generator)."""
+    level, constraint = arrival.tas_level, arrival.tas_constraint
+    if not level:
+        return None
+    if constraint == "required":
+        return TopologyRequest(required=level)
+    if constraint == "preferred":
+        return TopologyRequest(preferred=level)
+    size = arrival.slice_size or arrival.pod_count
+    return TopologyRequest(slices=(SliceLayer(level=level, size=size),))
+
+
 def workload(arrival: WorkloadArrival) -> Workload:
-    """One single-pod workload requesting ``request`` CPU, created at its arrival time."""
+    """One workload of ``podCount`` pods (1 unless the file says), each requesting
+    ``request`` CPU, created at its arrival time."""
+    pod_set = PodSet(
+        name="main",
+        count=arrival.pod_count,
+        requests={RESOURCE_NAME: arrival.request_milli},
+        topology_request=topology_request(arrival),
+    )
     return Workload(
         namespace=arrival.namespace,
         name=arrival.name,
         uid=f"sim-{arrival.seq}",
         queue_name=local_queue_name(arrival),
-        pod_sets=(PodSet(name="main", count=1, requests={RESOURCE_NAME: arrival.request_milli}),),
+        pod_sets=(pod_set,),
         priority=arrival.priority,
         creation_time=arrival.created_ms / 1000.0,
     )
@@ -79,8 +103,25 @@ def arrival_key(arrival: WorkloadArrival) -> str:
 
 
 def install_queues(engine: Engine, scenario: Scenario) -> None:
-    """Create the flavor, cohorts, namespaces, ClusterQueues and LocalQueues of a scenario."""
-    engine.upsert_resource_flavor(ResourceFlavor(name=scenario.flavor_name))
+    """Create the flavor (with its Topology and nodes when topology-aware), cohorts,
+    namespaces, ClusterQueues and LocalQueues of a scenario."""
+    topology = scenario.topology
+    if topology is None:
+        engine.upsert_resource_flavor(ResourceFlavor(name=scenario.flavor_name))
+    else:
+        engine.upsert_topology(Topology(name=topology.name, levels=topology.levels))
+        allocatable = dict(topology.allocatable)
+        for node in topology.nodes:
+            engine.upsert_node(
+                Node(name=node.name, labels=dict(node.labels), allocatable=allocatable)
+            )
+        engine.upsert_resource_flavor(
+            ResourceFlavor(
+                name=scenario.flavor_name,
+                node_labels=dict(topology.flavor_node_labels),
+                topology_name=topology.name,
+            )
+        )
     for name in scenario.cohorts:
         engine.upsert_cohort(Cohort(name=name))
     for spec in scenario.queues:

@@ -15,8 +15,13 @@ Expansion follows the runner's naming and timing so the two outputs line up:
   appears at ``(k + 1) * creationIntervalMs``. All queues start at the same instant.
 - workload ``<class>-<workloadSetIdx>-<repeat>-<templateIdx>`` in the queue's namespace.
 
-Topology-aware fields are parsed (so upstream's TAS files give a clear error, not a confusing
-one) but the simulator does not model topology and rejects them.
+Topology-aware files (``configs/tas``) are simulated as upstream's runner sets them up: a
+Topology of the file's levels, nodes for every combination of level values (``<level>-<i>``
+labels, the last level's ``capacity`` as allocatable, 110 pods), the flavor selecting them by
+``nodeLabel: tas``, and per workload one pod set of ``podCount`` pods with the request per
+pod and ``tasConstraint`` at ``tasLevel``: ``required``, ``preferred``, or ``balanced``
+(slices of ``sliceSize`` pods required in one domain of the level, as upstream's runner
+builds it).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from core.engine.quantity import QuantityError, to_base_units
 DEFAULT_FLAVOR_NAME = "rf"
 """Flavor name upstream's runner uses when the file does not name one."""
 
+MAX_NODES = 20_000
 RESOURCE_NAME = "cpu"
 """The one resource the generator format quotas and requests."""
 
@@ -64,6 +70,31 @@ class WorkloadTemplate(msgspec.Struct, rename="camel", forbid_unknown_fields=Tru
     tas_constraint: str = ""
     tas_level: str = ""
     slice_size: int = 0
+
+
+TAS_CONSTRAINTS = ("required", "preferred", "balanced")
+DEFAULT_NODE_CPU = "96"
+DEFAULT_NODE_MEMORY = "256Gi"
+NODE_PODS = 110
+
+
+class NodeCapacity(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    cpu: _Quantity = DEFAULT_NODE_CPU
+    memory: _Quantity = DEFAULT_NODE_MEMORY
+
+
+class TopologyLevelConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    """One level: ``count`` domains per domain above, told apart by ``nodeLabel``."""
+
+    name: str
+    count: int
+    node_label: str
+    capacity: NodeCapacity | None = None
+
+
+class TopologyConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
+    name: str
+    levels: list[TopologyLevelConfig] = msgspec.field(default_factory=list)
 
 
 class WorkloadsSet(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -99,6 +130,8 @@ class ResourceFlavorConfig(msgspec.Struct, rename="camel", forbid_unknown_fields
 
     name: str = DEFAULT_FLAVOR_NAME
     node_labels: dict[str, str] = msgspec.field(default_factory=dict)
+    node_label: str = ""
+    """Upstream's runner: the label key (value ``tas``) its TAS nodes carry."""
     topology_name: str = ""
 
 
@@ -107,7 +140,7 @@ class GeneratorConfig(msgspec.Struct, rename="camel", forbid_unknown_fields=True
 
     cohorts: list[CohortSet] = msgspec.field(default_factory=list)
     resource_flavor: ResourceFlavorConfig | None = None
-    topology: dict[str, Any] | None = None
+    topology: TopologyConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +170,29 @@ class WorkloadArrival:
     runtime_ms: int
     priority: int
     request_milli: int
+    """Per pod."""
+    pod_count: int = 1
+    tas_constraint: str = ""
+    tas_level: str = ""
+    slice_size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    name: str
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpec:
+    """The Topology, its nodes and their allocatable (engine units), and the flavor's
+    node label that selects them."""
+
+    name: str
+    levels: tuple[str, ...]
+    nodes: tuple[NodeSpec, ...]
+    allocatable: tuple[tuple[str, int], ...]
+    flavor_node_labels: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +204,7 @@ class Scenario:
     queues: tuple[QueueSpec, ...]
     arrivals: tuple[WorkloadArrival, ...]
     """Sorted by ``(created_ms, seq)``."""
+    topology: TopologySpec | None = None
 
 
 ConfigSource = Mapping[str, Any] | GeneratorConfig
@@ -187,7 +244,44 @@ def expand(config: GeneratorConfig) -> Scenario:
                     queues.append(queue)
                     _append_arrivals(arrivals, queue, queue_set.workloads_sets)
     arrivals.sort(key=lambda a: (a.created_ms, a.seq))
-    return Scenario(flavor, tuple(cohorts), tuple(queues), tuple(arrivals))
+    topology = _topology_spec(config)
+    return Scenario(flavor, tuple(cohorts), tuple(queues), tuple(arrivals), topology)
+
+
+def _topology_spec(config: GeneratorConfig) -> TopologySpec | None:
+    """Upstream's runner's nodes: every combination of level values, named after them."""
+    topology, flavor = config.topology, config.resource_flavor
+    if topology is None or flavor is None:
+        return None
+    capacity = topology.levels[-1].capacity or NodeCapacity()
+    allocatable = (
+        ("cpu", to_base_units("cpu", capacity.cpu)),
+        ("memory", to_base_units("memory", capacity.memory)),
+        ("pods", NODE_PODS),
+    )
+    paths: list[list[str]] = [[]]
+    for level in topology.levels:
+        paths = [[*path, f"{level.name}-{i}"] for path in paths for i in range(level.count)]
+    nodes = tuple(
+        NodeSpec(
+            name="node" + "".join(f"-{v[0]}{v.rsplit('-', 1)[1]}" for v in path),
+            labels=(
+                (flavor.node_label, "tas"),
+                *(
+                    (level.node_label, value)
+                    for level, value in zip(topology.levels, path, strict=True)
+                ),
+            ),
+        )
+        for path in paths
+    )
+    return TopologySpec(
+        name=topology.name,
+        levels=tuple(level.node_label for level in topology.levels),
+        nodes=nodes,
+        allocatable=allocatable,
+        flavor_node_labels=((flavor.node_label, "tas"),),
+    )
 
 
 def load_scenario(source: ConfigSource) -> Scenario:
@@ -198,20 +292,53 @@ def load_scenario(source: ConfigSource) -> Scenario:
 def _validate(config: GeneratorConfig) -> None:
     if not config.cohorts:
         raise GeneratorConfigError("generator config must contain at least one cohort")
-    if config.topology is not None or (
-        config.resource_flavor is not None and config.resource_flavor.topology_name
-    ):
-        raise GeneratorConfigError(
-            "topology-aware configs are not supported by the simulator; remove 'topology'"
-        )
+    tas = _validate_topology(config)
     for c_idx, cohort_set in enumerate(config.cohorts):
         where = f"cohorts[{c_idx}] ({cohort_set.class_name!r})"
         _require(cohort_set.count >= 0, f"{where}.count must be >= 0")
         for q_idx, queue_set in enumerate(cohort_set.queues_sets):
-            _validate_queue_set(queue_set, f"{where}.queuesSets[{q_idx}]")
+            _validate_queue_set(queue_set, f"{where}.queuesSets[{q_idx}]", tas)
 
 
-def _validate_queue_set(queue_set: QueuesSet, where: str) -> None:
+def _validate_topology(config: GeneratorConfig) -> frozenset[str]:
+    """The topology's level labels (none: not topology-aware); raises where the file's TAS
+    parts do not fit together."""
+    topology, flavor = config.topology, config.resource_flavor
+    named = flavor is not None and bool(flavor.topology_name)
+    if topology is None and not named:
+        return frozenset()
+    _require(topology is not None, "resourceFlavor.topologyName is set but there is no topology")
+    _require(named, "topology is set but resourceFlavor.topologyName does not name it")
+    assert topology is not None and flavor is not None
+    _require(
+        flavor.topology_name == topology.name,
+        f"resourceFlavor.topologyName {flavor.topology_name!r} is not the topology's name"
+        f" {topology.name!r}",
+    )
+    _require(bool(flavor.node_label), "resourceFlavor.nodeLabel is required with a topology")
+    _require(len(topology.levels) >= 2, "topology must have at least 2 levels")
+    for index, level in enumerate(topology.levels):
+        where = f"topology.levels[{index}] ({level.name!r})"
+        _require(level.count >= 1, f"{where}.count must be >= 1")
+        _require(bool(level.node_label), f"{where}.nodeLabel is required")
+        if level.capacity is not None:
+            _require(
+                index == len(topology.levels) - 1, f"{where}: only the last level has capacity"
+            )
+            for resource in ("cpu", "memory"):
+                value = getattr(level.capacity, resource)
+                try:
+                    to_base_units(resource, value)
+                except QuantityError as err:
+                    raise GeneratorConfigError(f"{where}.capacity.{resource}: {err}") from err
+    nodes = 1
+    for level in topology.levels:
+        nodes *= level.count
+    _require(nodes <= MAX_NODES, f"topology makes {nodes} nodes, more than {MAX_NODES}")
+    return frozenset(level.node_label for level in topology.levels)
+
+
+def _validate_queue_set(queue_set: QueuesSet, where: str, tas: frozenset[str]) -> None:
     _require(queue_set.count >= 0, f"{where}.count must be >= 0")
     _quantity(queue_set.nominal_quota, f"{where}.nominalQuota")
     if queue_set.borrowing_limit is not None:
@@ -224,10 +351,18 @@ def _validate_queue_set(queue_set: QueuesSet, where: str) -> None:
             t_where = f"{set_where}.workloads[{t_idx}] ({template.class_name!r})"
             _require(template.runtime_ms >= 0, f"{t_where}.runtimeMs must be >= 0")
             _quantity(template.request, f"{t_where}.request")
-            _require(
-                not (template.tas_level or template.tas_constraint or template.slice_size),
-                f"{t_where}: topology requests are not supported by the simulator",
-            )
+            _require(template.pod_count >= 0, f"{t_where}.podCount must be >= 0")
+            _require(template.slice_size >= 0, f"{t_where}.sliceSize must be >= 0")
+            if template.tas_level or template.tas_constraint or template.slice_size:
+                _require(bool(tas), f"{t_where}: a topology request needs a topology")
+                _require(
+                    template.tas_level in tas,
+                    f"{t_where}.tasLevel {template.tas_level!r} is not a level of the topology",
+                )
+                _require(
+                    template.tas_constraint in TAS_CONSTRAINTS,
+                    f"{t_where}.tasConstraint must be one of {', '.join(TAS_CONSTRAINTS)}",
+                )
 
 
 def _require(ok: bool, message: str) -> None:
@@ -281,5 +416,9 @@ def _append_arrivals(
                         runtime_ms=template.runtime_ms,
                         priority=template.priority,
                         request_milli=to_milli(template.request),
+                        pod_count=template.pod_count or 1,
+                        tas_constraint=template.tas_constraint,
+                        tas_level=template.tas_level,
+                        slice_size=template.slice_size,
                     )
                 )
