@@ -9,6 +9,10 @@ of each cache's events (one handler per cache adds one to it) and, for the worke
 connections' states and their reports' resourceVersions. Queue positions are the engine's
 and move only on Workload or queue events, which the counts already see. Views rebuild
 only when it moves (`streams.SharedViews`), instead of every half second per stream.
+
+`HubSource.changes` wakes the streams when it may have moved: every counted event, and a
+change of the workers' part, which has no events of its own and is sampled
+(`change_signal.ChangeSignal`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from core.api.worker_capacity import WorkerCapacity
 from core.engine.engine import Engine
 from core.kube.informer import EventHandlers
 from core.manager.informer_set import Cache
+from hub.dashboard.change_signal import ChangeSignal
 from hub.multikueue.connections.worker_connection import WorkerConnection
 from hub.multikueue.dispatch.capacity_view import pick_report
 
@@ -59,19 +64,23 @@ class Notifying(Protocol):
 
 
 class ChangeCount:
-    """How many events one cache has seen: equal counts, nothing changed in between."""
+    """How many events one cache has seen: equal counts, nothing changed in between.
+    `on_change` is called after each one (a `ChangeSignal.changed`)."""
 
-    def __init__(self, cache: Notifying) -> None:
+    def __init__(self, cache: Notifying, on_change: Callable[[], None] | None = None) -> None:
         self.count = 0
+        self._on_change = on_change
         cache.add_handlers(
             EventHandlers(on_add=self._bump, on_update=self._bump_update, on_delete=self._bump)
         )
 
     def _bump(self, _obj: Any) -> None:
         self.count += 1
+        if self._on_change is not None:
+            self._on_change()
 
     def _bump_update(self, _old: Any, _new: Any) -> None:
-        self.count += 1
+        self._bump(_new)
 
 
 class DashboardSource(Protocol):
@@ -116,12 +125,15 @@ class HubSource:
         self._priority_values = workload_priority_values
         self._engine = engine
         self._workers = workers
+        self.changes = ChangeSignal(self._workers_version)
+        """Woken on every change `version` can see (see module docstring)."""
+        changed = self.changes.changed
         self._counts = {
-            ViewInput.CLUSTER_QUEUES: ChangeCount(cluster_queues),
-            ViewInput.LOCAL_QUEUES: ChangeCount(local_queues),
-            ViewInput.COHORTS: ChangeCount(cohorts),
-            ViewInput.RESOURCE_FLAVORS: ChangeCount(resource_flavors),
-            ViewInput.WORKLOADS: ChangeCount(workloads),
+            ViewInput.CLUSTER_QUEUES: ChangeCount(cluster_queues, changed),
+            ViewInput.LOCAL_QUEUES: ChangeCount(local_queues, changed),
+            ViewInput.COHORTS: ChangeCount(cohorts, changed),
+            ViewInput.RESOURCE_FLAVORS: ChangeCount(resource_flavors, changed),
+            ViewInput.WORKLOADS: ChangeCount(workloads, changed),
         }
 
     def version(self, inputs: Iterable[ViewInput]) -> tuple[Hashable, ...]:
