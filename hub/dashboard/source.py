@@ -181,11 +181,7 @@ class HubSource:
         return self._workers()
 
     def queue_positions(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name in self._engine.cluster_queue_names():
-            for pending in self._engine.pending_workloads(name):
-                out[f"{pending.namespace}/{pending.name}"] = pending.position_in_cluster_queue
-        return out
+        return self._engine.queue_positions()
 
 
 def worker_summaries(connections: Iterable[WorkerConnection]) -> list[WorkerSummary]:
