@@ -64,7 +64,6 @@ from hub.dashboard.streams import (
 from hub.dashboard.views import (
     VIEWS,
     decoded_workload,
-    find_workload,
     flavors_view,
     fleet_view,
     queues_view,
@@ -397,7 +396,7 @@ class Dashboard:
         _, refused = await self._authorized_view(request, "workload")
         if refused is not None:
             return refused
-        raw = find_workload(self.source, request.query["namespace"], request.query["name"])
+        raw = self.source.workload(request.query["namespace"], request.query["name"])
         if raw is None:
             return _error(404, "workload not found")
         return decoded_workload(raw)
@@ -571,7 +570,7 @@ class Dashboard:
     ) -> web.StreamResponse:
         """Point the Workload at WorkloadPriorityClass `wanted`, written where Kueue expects
         it (`hub.dashboard.priority_change`), after `patch` on that object was allowed."""
-        raw = find_workload(self.source, namespace, name)
+        raw = self.source.workload(namespace, name)
         if raw is None:
             return _error(404, f"workload {namespace}/{name} not found")
         try:

@@ -89,6 +89,10 @@ class DashboardSource(Protocol):
     def cohorts(self) -> Sequence[Json]: ...
     def resource_flavors(self) -> Sequence[Json]: ...
     def workloads(self) -> Sequence[Json]: ...
+    def workload(self, namespace: str, name: str) -> Json | None:
+        """The Workload namespace/name, or None."""
+        ...
+
     def workload_priority_classes(self) -> dict[str, int]:
         """WorkloadPriorityClass name → value."""
         ...
@@ -173,6 +177,10 @@ class HubSource:
 
     def workloads(self) -> Sequence[Json]:
         return self._workloads.store.list()
+
+    def workload(self, namespace: str, name: str) -> Json | None:
+        found: Json | None = self._workloads.store.get_by_name(name, namespace)
+        return found
 
     def workload_priority_classes(self) -> dict[str, int]:
         return dict(self._priority_values)

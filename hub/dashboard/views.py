@@ -278,19 +278,10 @@ def workloads_view(
     }
 
 
-def find_workload(source: DashboardSource, namespace: str, name: str) -> Json | None:
-    """The cached Workload namespace/name, or None."""
-    for raw in source.workloads():
-        meta = _meta(raw)
-        if meta.get("namespace") == namespace and meta.get("name") == name:
-            return raw
-    return None
-
-
 def workload_view(
     source: DashboardSource, namespace: str, name: str, now: datetime
 ) -> dict[str, Any] | None:
-    raw = find_workload(source, namespace, name)
+    raw = source.workload(namespace, name)
     if raw is None:
         return None
     workload = decoded_workload(raw)

@@ -65,7 +65,7 @@ async def test_a_sampled_value_that_moves_wakes_waiters_and_is_not_read_without_
         sampling.cancel()
 
 
-def test_hub_source_changes_count_every_cache_event() -> None:
+def hub_source() -> tuple[HubSource, dict[str, FakeCache]]:
     caches = {name: FakeCache() for name in ("cqs", "lqs", "cohorts", "flavors", "wls")}
     source = HubSource(
         cluster_queues=cast(Cache, caches["cqs"]),
@@ -77,9 +77,23 @@ def test_hub_source_changes_count_every_cache_event() -> None:
         engine=cast(Any, None),
         workers=lambda: [WorkerSummary("w1", True, "Active", "", None, None)],
     )
+    return source, caches
+
+
+def test_hub_source_changes_count_every_cache_event() -> None:
+    source, caches = hub_source()
     caches["wls"].change({})
     caches["cqs"].change({})
     assert source.changes.count == 2
+
+
+def test_hub_source_reads_one_workload_by_its_key() -> None:
+    source, caches = hub_source()
+    caches["wls"].store.upsert(workload("ns", "one"))
+    caches["wls"].store.upsert(workload("other", "one"))
+    found = source.workload("ns", "one")
+    assert found is not None and found["metadata"]["namespace"] == "ns"
+    assert source.workload("ns", "two") is None
 
 
 def test_a_build_is_followed_by_a_pause_a_few_times_its_duration() -> None:
