@@ -80,8 +80,9 @@ TIMED_VIEWS = frozenset({"fleet", "workloads", "workload", "history"})
 sampler's rings, filled on their own clock): also rebuilt each tick."""
 DEFAULT_TICK_SECONDS = 5.0
 BUILD_SPACING = 4.0
-"""After a build of a view, its next one waits at least this many times as long as the
-build took (the hub's controllers share the loop): at most a fifth of the loop per view."""
+"""A view's next build starts no sooner than this many times its last build's duration
+after that build started (the hub's controllers share the loop): at most a quarter of the
+loop per view, however fast its inputs change."""
 
 
 @dataclass(frozen=True, slots=True)
