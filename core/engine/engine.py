@@ -867,6 +867,16 @@ class Engine:
             )
         return out
 
+    def queue_positions(self) -> dict[str, int]:
+        """Every pending workload's key → its position in its ClusterQueue, as
+        `pending_workloads` numbers them, without building an entry per workload (the
+        dashboard asks on every change)."""
+        out: dict[str, int] = {}
+        for cq in self._state.cqs.values():
+            for position, ws in enumerate(cq.queue.ordered()):
+                out[ws.key] = position
+        return out
+
     def pending_workloads_in_local_queue(self, namespace: str, name: str) -> list[PendingWorkload]:
         lq = self._state.lqs.get(f"{namespace}/{name}")
         if lq is None:

@@ -8,8 +8,10 @@
   the Workload's own `get` and the part's SubjectAccessReview; at most
   `DETAIL_READS` at once, so the page cannot flood the apiservers.
 - `GET /api/stream?view=`: the same view as server-sent events, pushed whenever it
-  changes (checked every `push_seconds`; one build per change for every stream and
-  request of the view, `streams.SharedViews`); the caller's token and access are checked
+  changes: woken by the source's `changes` and `coalesce_seconds` later (so a burst of
+  changes is one build), or on the tick for views showing durations, else checked every
+  `push_seconds`; one build per change for every stream and request of the view,
+  `streams.SharedViews`); the caller's token and access are checked
   again every `recheck_seconds`, so an expired token or a revoked RoleBinding ends the
   stream; at most `StreamLimiter.per_user` streams per user.
 - `POST /api/actions/<action>`: only from the dashboard's own origin, with the CSRF
@@ -46,15 +48,22 @@ from hub.dashboard.access import (
     view_attributes,
 )
 from hub.dashboard.actions import DashboardActions
+from hub.dashboard.change_signal import ChangeSignal
 from hub.dashboard.csrf import CSRF_HEADER, CsrfTokens
 from hub.dashboard.history import FleetHistory, HistorySampler
 from hub.dashboard.priority_change import PriorityNotChangeable, PriorityTarget, priority_target
 from hub.dashboard.source import DashboardSource, ViewInput
-from hub.dashboard.streams import BuiltView, SharedViews, StreamLimiter, TooManyStreams
+from hub.dashboard.streams import (
+    BUILD_SPACING,
+    BuiltView,
+    SharedViews,
+    StreamLimiter,
+    TooManyStreams,
+    ViewKey,
+)
 from hub.dashboard.views import (
     VIEWS,
     decoded_workload,
-    find_workload,
     flavors_view,
     fleet_view,
     queues_view,
@@ -62,6 +71,7 @@ from hub.dashboard.views import (
     workloads_view,
 )
 from hub.dashboard.workload_reads import WorkloadReads, owner_job
+from hub.dashboard.workload_rows import WorkloadRows
 from hub.visibility.authentication import UserInfo
 from hub.visibility.authorization import ResourceAttributes
 
@@ -78,6 +88,11 @@ _USER = web.RequestKey("dashboard_user", UserInfo)
 _HIDE_LATENCY = web.RequestKey("dashboard_hide_latency", bool)
 DETAIL_READS = 4
 """Workload detail reads (Events, logs) served at once; more wait their turn."""
+COALESCE_SECONDS = 0.075
+"""How long a stream woken by a change waits for more before it asks for its view: the
+changes of one write (a Workload and the queue status it moves) make one build."""
+_AFTER_TICK = 0.01
+"""Seconds past a tick a timed view's stream wakes, so the tick has moved its stamp."""
 _log = structlog.get_logger("hub.dashboard")
 
 
@@ -115,7 +130,12 @@ class Dashboard:
         keepalive_seconds: float = 15.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         version: Callable[[Iterable[ViewInput]], Hashable] | None = None,
+        changes: ChangeSignal | None = None,
+        coalesce_seconds: float = COALESCE_SECONDS,
     ) -> None:
+        """`version` says whether a view's inputs moved (`HubSource.version`); `changes`
+        wakes the streams when they may have (`HubSource.changes`; used with `version`
+        only). Without them the streams look every `push_seconds`."""
         self.source = source
         self.auth = auth
         self.actions = actions
@@ -129,8 +149,15 @@ class Dashboard:
         self.recheck_seconds = recheck_seconds
         self.keepalive_seconds = keepalive_seconds
         self.now = now
+        self.changes = changes if version is not None else None
+        self.coalesce_seconds = coalesce_seconds
+        self.rows = WorkloadRows()
+        """The Workloads' rows, kept between builds of the workloads and fleet views."""
         self.views = SharedViews(
-            lambda key: self._build(*key), version=version, min_interval=push_seconds
+            lambda key: self._build(*key),
+            version=version,
+            min_interval=push_seconds if self.changes is None else coalesce_seconds,
+            spacing=BUILD_SPACING,
         )
 
     def app(self) -> web.Application:
@@ -147,12 +174,23 @@ class Dashboard:
         app.router.add_post("/api/actions/{action}", self._action)
         if self.sampler is not None:
             app.cleanup_ctx.append(self._sampling)
+        if self.changes is not None:
+            app.cleanup_ctx.append(self._following_changes)
         return app
 
     async def _sampling(self, app: web.Application) -> AsyncIterator[None]:
         """Sample the history while the server runs (first sample right away)."""
         assert self.sampler is not None
         task = asyncio.create_task(self.sampler.run(), name="dashboard-history")
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def _following_changes(self, app: web.Application) -> AsyncIterator[None]:
+        """Sample what has no events (the workers) while the server runs."""
+        assert self.changes is not None
+        task = asyncio.create_task(self.changes.sample(), name="dashboard-changes")
         yield
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -271,11 +309,11 @@ class Dashboard:
     def _build(self, view: str, namespace: str, name: str) -> dict[str, Any] | None:
         now = self.now()
         if view == "fleet":
-            return fleet_view(self.source, now)
+            return fleet_view(self.source, now, self.rows)
         if view == "queues":
             return queues_view(self.source)
         if view == "workloads":
-            return workloads_view(self.source, now, namespace or None)
+            return workloads_view(self.source, now, namespace or None, self.rows)
         if view == "workload":
             return workload_view(self.source, namespace, name, now)
         if view == "history":
@@ -308,11 +346,13 @@ class Dashboard:
         )
         await response.prepare(request)
         key = (view, request.query.get("namespace", ""), request.query.get("name", ""))
-        last = self.views.get(key)
+        seen = 0 if self.changes is None else self.changes.count
+        last = await self.views.current(key)
         await response.write(self._event(request, view, last))
         checked = sent = time.monotonic()
         while True:
-            await asyncio.sleep(self.push_seconds)
+            due = min(checked + self.recheck_seconds, sent + self.keepalive_seconds)
+            seen = await self._next_change(key, seen, due - time.monotonic())
             if time.monotonic() - checked >= self.recheck_seconds:
                 checked = time.monotonic()
                 user = await self.auth.authenticate(request)
@@ -324,7 +364,7 @@ class Dashboard:
                     reason = b"unauthorized" if user is None else b"forbidden"
                     await response.write(b"event: " + reason + b"\ndata: {}\n\n")
                     break
-            built = self.views.get(key)
+            built = await self.views.current(key)
             if built is not last and built.event != last.event:
                 await response.write(self._event(request, view, built))
                 sent = time.monotonic()
@@ -335,13 +375,28 @@ class Dashboard:
         await response.write_eof()
         return response
 
+    async def _next_change(self, key: ViewKey, seen: int, due_in: float) -> int:
+        """Until something may have changed for the view `key` (then `coalesce_seconds`
+        more, for the rest of a burst), its tick, or `due_in` seconds (the stream's own
+        rechecks); the change count to wait past next. Without `changes`, `push_seconds`."""
+        if self.changes is None:
+            await asyncio.sleep(self.push_seconds)
+            return seen
+        timeout = max(0.0, due_in)
+        tick = self.views.next_tick_in(key)
+        if tick is not None:
+            timeout = min(timeout, tick + _AFTER_TICK)
+        if await self.changes.wait(seen, timeout) != seen:
+            await asyncio.sleep(self.coalesce_seconds)
+        return self.changes.count
+
     # -- the workload detail's on-demand reads ------------------------------------------
     async def _detail_workload(self, request: web.Request) -> Workload | web.Response:
         """The Workload the query names once the user may `get` it, or the refusal."""
         _, refused = await self._authorized_view(request, "workload")
         if refused is not None:
             return refused
-        raw = find_workload(self.source, request.query["namespace"], request.query["name"])
+        raw = self.source.workload(request.query["namespace"], request.query["name"])
         if raw is None:
             return _error(404, "workload not found")
         return decoded_workload(raw)
@@ -515,7 +570,7 @@ class Dashboard:
     ) -> web.StreamResponse:
         """Point the Workload at WorkloadPriorityClass `wanted`, written where Kueue expects
         it (`hub.dashboard.priority_change`), after `patch` on that object was allowed."""
-        raw = find_workload(self.source, namespace, name)
+        raw = self.source.workload(namespace, name)
         if raw is None:
             return _error(404, f"workload {namespace}/{name} not found")
         try:

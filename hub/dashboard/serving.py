@@ -52,6 +52,7 @@ def hub_dashboard(
         reads=KubeWorkloadReads(client, worker_client),
         sampler=sampler,
         version=source.version,
+        changes=source.changes,
     )
 
 

@@ -9,6 +9,10 @@ of each cache's events (one handler per cache adds one to it) and, for the worke
 connections' states and their reports' resourceVersions. Queue positions are the engine's
 and move only on Workload or queue events, which the counts already see. Views rebuild
 only when it moves (`streams.SharedViews`), instead of every half second per stream.
+
+`HubSource.changes` wakes the streams when it may have moved: every counted event, and a
+change of the workers' part, which has no events of its own and is sampled
+(`change_signal.ChangeSignal`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from core.api.worker_capacity import WorkerCapacity
 from core.engine.engine import Engine
 from core.kube.informer import EventHandlers
 from core.manager.informer_set import Cache
+from hub.dashboard.change_signal import ChangeSignal
 from hub.multikueue.connections.worker_connection import WorkerConnection
 from hub.multikueue.dispatch.capacity_view import pick_report
 
@@ -59,19 +64,23 @@ class Notifying(Protocol):
 
 
 class ChangeCount:
-    """How many events one cache has seen: equal counts, nothing changed in between."""
+    """How many events one cache has seen: equal counts, nothing changed in between.
+    `on_change` is called after each one (a `ChangeSignal.changed`)."""
 
-    def __init__(self, cache: Notifying) -> None:
+    def __init__(self, cache: Notifying, on_change: Callable[[], None] | None = None) -> None:
         self.count = 0
+        self._on_change = on_change
         cache.add_handlers(
             EventHandlers(on_add=self._bump, on_update=self._bump_update, on_delete=self._bump)
         )
 
     def _bump(self, _obj: Any) -> None:
         self.count += 1
+        if self._on_change is not None:
+            self._on_change()
 
     def _bump_update(self, _old: Any, _new: Any) -> None:
-        self.count += 1
+        self._bump(_new)
 
 
 class DashboardSource(Protocol):
@@ -80,6 +89,10 @@ class DashboardSource(Protocol):
     def cohorts(self) -> Sequence[Json]: ...
     def resource_flavors(self) -> Sequence[Json]: ...
     def workloads(self) -> Sequence[Json]: ...
+    def workload(self, namespace: str, name: str) -> Json | None:
+        """The Workload namespace/name, or None."""
+        ...
+
     def workload_priority_classes(self) -> dict[str, int]:
         """WorkloadPriorityClass name → value."""
         ...
@@ -116,12 +129,15 @@ class HubSource:
         self._priority_values = workload_priority_values
         self._engine = engine
         self._workers = workers
+        self.changes = ChangeSignal(self._workers_version)
+        """Woken on every change `version` can see (see module docstring)."""
+        changed = self.changes.changed
         self._counts = {
-            ViewInput.CLUSTER_QUEUES: ChangeCount(cluster_queues),
-            ViewInput.LOCAL_QUEUES: ChangeCount(local_queues),
-            ViewInput.COHORTS: ChangeCount(cohorts),
-            ViewInput.RESOURCE_FLAVORS: ChangeCount(resource_flavors),
-            ViewInput.WORKLOADS: ChangeCount(workloads),
+            ViewInput.CLUSTER_QUEUES: ChangeCount(cluster_queues, changed),
+            ViewInput.LOCAL_QUEUES: ChangeCount(local_queues, changed),
+            ViewInput.COHORTS: ChangeCount(cohorts, changed),
+            ViewInput.RESOURCE_FLAVORS: ChangeCount(resource_flavors, changed),
+            ViewInput.WORKLOADS: ChangeCount(workloads, changed),
         }
 
     def version(self, inputs: Iterable[ViewInput]) -> tuple[Hashable, ...]:
@@ -162,6 +178,10 @@ class HubSource:
     def workloads(self) -> Sequence[Json]:
         return self._workloads.store.list()
 
+    def workload(self, namespace: str, name: str) -> Json | None:
+        found: Json | None = self._workloads.store.get_by_name(name, namespace)
+        return found
+
     def workload_priority_classes(self) -> dict[str, int]:
         return dict(self._priority_values)
 
@@ -169,11 +189,7 @@ class HubSource:
         return self._workers()
 
     def queue_positions(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name in self._engine.cluster_queue_names():
-            for pending in self._engine.pending_workloads(name):
-                out[f"{pending.namespace}/{pending.name}"] = pending.position_in_cluster_queue
-        return out
+        return self._engine.queue_positions()
 
 
 def worker_summaries(connections: Iterable[WorkerConnection]) -> list[WorkerSummary]:

@@ -8,41 +8,37 @@ phase, pending reason and timeline). Nothing here does I/O.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 import yaml
 
-from cli.ops.workload_phase import WorkloadPhase, cluster_queue_of, dispatched_to, workload_phase
-from cli.ops.workload_story import pending_reason, story_steps
+from cli.ops.workload_phase import WorkloadPhase
+from cli.ops.workload_story import story_steps
 from core.api.codec import decode
 from core.api.json_types import Json
-from core.api.meta import ConditionStatus
 from core.api.quantity import QuantityError, parse_quantity
 from core.api.workload import Workload
 from hub.dashboard.source import DashboardSource, WorkerSummary
+from hub.dashboard.workload_rows import (
+    LocalQueueTargets,
+    RowParts,
+    WorkloadRows,
+    finish_row,
+    iso,
+    row_parts,
+)
 
 VIEWS = ("fleet", "queues", "history", "workloads", "workload", "flavors")
 WORKLOAD_ROWS_LIMIT = 2000
 """At most this many rows in the workloads table (the newest first); counts stay exact."""
 
 
-_DECODED: dict[tuple[str, str], Workload] = {}
-_DECODED_LIMIT = 50_000
-
-
 def decoded_workload(raw: Json) -> Workload:
-    """`raw` decoded, once per (uid, resourceVersion): views rebuild every half second."""
-    meta = _meta(raw)
-    key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
-    if not key[1]:
-        return decode(Workload, raw)
-    found = _DECODED.get(key)
-    if found is None:
-        if len(_DECODED) >= _DECODED_LIMIT:
-            _DECODED.clear()
-        found = _DECODED[key] = decode(Workload, raw)
-    return found
+    """`raw` as a Workload (the views' rows are kept per version in `WorkloadRows`)."""
+    return decode(Workload, raw)
 
 
 def _number(quantity: object) -> float:
@@ -70,10 +66,6 @@ def _bars(allocatable: Json, used: Json) -> list[dict[str, Any]]:
     return out
 
 
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat()
-
-
 def _worker(worker: WorkerSummary, now: datetime) -> dict[str, Any]:
     report = worker.report
     flavors: list[dict[str, Any]] = []
@@ -97,26 +89,28 @@ def _worker(worker: WorkerSummary, now: datetime) -> dict[str, Any]:
         "connected": worker.connected,
         "phase": worker.phase,
         "reason": worker.reason,
-        "since": _iso(worker.since),
+        "since": iso(worker.since),
         "reportAgeSeconds": None if observed is None else (now - observed).total_seconds(),
         "flavors": flavors,
         "running": 0,
     }
 
 
-def fleet_view(source: DashboardSource, now: datetime) -> dict[str, Any]:
+def fleet_view(
+    source: DashboardSource, now: datetime, rows: WorkloadRows | None = None
+) -> dict[str, Any]:
+    """`rows`: the Workloads' rows kept from earlier builds (a fresh set without)."""
     workers = source.workers()
     running: dict[str, int] = {}
-    for raw in source.workloads():
-        workload = decoded_workload(raw)
-        if workload_phase(workload) is WorkloadPhase.ADMITTED and workload.status.cluster_name:
-            running[workload.status.cluster_name] = running.get(workload.status.cluster_name, 0) + 1
-    rows = []
+    for parts in (WorkloadRows() if rows is None else rows).refresh(source.workloads()):
+        if parts.phase is WorkloadPhase.ADMITTED and parts.running_on:
+            running[parts.running_on] = running.get(parts.running_on, 0) + 1
+    out = []
     for worker in workers or ():
         row = _worker(worker, now)
         row["running"] = running.get(worker.name, 0)
-        rows.append(row)
-    return {"leader": workers is not None, "workers": rows}
+        out.append(row)
+    return {"leader": workers is not None, "workers": out}
 
 
 def _meta(obj: Json) -> Json:
@@ -218,7 +212,7 @@ def queues_view(source: DashboardSource) -> dict[str, Any]:
     }
 
 
-def _local_queue_targets(source: DashboardSource) -> dict[tuple[str, str], str]:
+def _local_queue_targets(source: DashboardSource) -> LocalQueueTargets:
     return {
         (str(_meta(lq).get("namespace")), str(_meta(lq).get("name"))): str(
             (lq.get("spec") or {}).get("clusterQueue") or ""
@@ -227,103 +221,73 @@ def _local_queue_targets(source: DashboardSource) -> dict[tuple[str, str], str]:
     }
 
 
-def _seconds_between(start: datetime | None, end: datetime | None) -> float | None:
-    if start is None or end is None:
-        return None
-    return max(0.0, (end - start).total_seconds())
-
-
 def _row(
     workload: Workload,
-    targets: dict[tuple[str, str], str],
+    targets: LocalQueueTargets,
     positions: dict[str, int],
     now: datetime,
 ) -> dict[str, Any]:
-    meta = workload.metadata
-    phase = workload_phase(workload)
-    conditions = {c.type: c for c in workload.status.conditions}
-
-    def since(kind: str) -> datetime | None:
-        found = conditions.get(kind)
-        return (
-            found.last_transition_time if found and found.status is ConditionStatus.TRUE else None
-        )
-
-    reserved_at, admitted_at, finished_at = (
-        since("QuotaReserved"),
-        since("Admitted"),
-        since("Finished"),
-    )
-    key = f"{meta.namespace}/{meta.name}"
-    return {
-        "namespace": meta.namespace,
-        "name": meta.name,
-        "state": str(phase),
-        "localQueue": workload.spec.queue_name,
-        "clusterQueue": cluster_queue_of(workload, targets),
-        "position": positions.get(key),
-        "why": pending_reason(workload) if phase in ("pending", "evicted") else "",
-        "priority": workload.spec.priority or 0,
-        "worker": dispatched_to(workload),
-        "created": _iso(meta.creation_timestamp),
-        "waitedSeconds": _seconds_between(meta.creation_timestamp, reserved_at or now),
-        "ranSeconds": _seconds_between(admitted_at, finished_at or now),
-    }
+    return finish_row(row_parts(workload), targets, positions, now)
 
 
 GROUP_BY = ("clusterQueue", "localQueue", "state", "worker")
 """Row fields the workloads table can be grouped by; every group's count is exact."""
 
 
-def group_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """Per `GROUP_BY` field: value → how many rows have it ("" for none)."""
+def group_counts(
+    shown: Sequence[RowParts], targets: LocalQueueTargets
+) -> dict[str, dict[str, int]]:
+    """Per `GROUP_BY` field: value → how many of the rows `shown` have it ("" for none),
+    each field's values in the order they first appear. Counted per distinct
+    (clusterQueue, localQueue, state, worker) first, without building the rows."""
+    combos: dict[tuple[str, str, str, str], int] = {}
+    for parts in shown:
+        combo = (
+            parts.cluster_queue(targets) or "",
+            parts.local_queue or "",
+            str(parts.phase),
+            parts.worker or "",
+        )
+        combos[combo] = combos.get(combo, 0) + 1
     out: dict[str, dict[str, int]] = {field: {} for field in GROUP_BY}
-    for row in rows:
-        for field, counts in out.items():
-            value = str(row.get(field) or "")
-            counts[value] = counts.get(value, 0) + 1
+    for index, counts in enumerate(out.values()):
+        for combo, count in combos.items():
+            counts[combo[index]] = counts.get(combo[index], 0) + count
     return out
 
 
 def workloads_view(
-    source: DashboardSource, now: datetime, namespace: str | None = None
+    source: DashboardSource,
+    now: datetime,
+    namespace: str | None = None,
+    rows: WorkloadRows | None = None,
 ) -> dict[str, Any]:
+    """`rows`: the Workloads' rows kept from earlier builds (a fresh set without); only the
+    rows sent are finished (queue, position, durations up to `now`)."""
     targets = _local_queue_targets(source)
+    every = (WorkloadRows() if rows is None else rows).refresh(source.workloads())
+    shown = [p for p in every if p.namespace == namespace] if namespace else list(every)
+    groups = group_counts(shown, targets)
+    shown.sort(key=attrgetter("order"), reverse=True)
     positions = source.queue_positions()
-    rows = []
-    for raw in source.workloads():
-        if namespace and _meta(raw).get("namespace") != namespace:
-            continue
-        rows.append(_row(decoded_workload(raw), targets, positions, now))
-    groups = group_counts(rows)
-    rows.sort(key=lambda r: (r["created"] or "", r["namespace"], r["name"]), reverse=True)
     return {
         "counts": groups["state"],
         "groups": groups,
-        "total": len(rows),
-        "rows": rows[:WORKLOAD_ROWS_LIMIT],
+        "total": len(shown),
+        "rows": [finish_row(p, targets, positions, now) for p in shown[:WORKLOAD_ROWS_LIMIT]],
     }
-
-
-def find_workload(source: DashboardSource, namespace: str, name: str) -> Json | None:
-    """The cached Workload namespace/name, or None."""
-    for raw in source.workloads():
-        meta = _meta(raw)
-        if meta.get("namespace") == namespace and meta.get("name") == name:
-            return raw
-    return None
 
 
 def workload_view(
     source: DashboardSource, namespace: str, name: str, now: datetime
 ) -> dict[str, Any] | None:
-    raw = find_workload(source, namespace, name)
+    raw = source.workload(namespace, name)
     if raw is None:
         return None
     workload = decoded_workload(raw)
     targets = _local_queue_targets(source)
     steps = [
-        {"time": _iso(step.time), "step": step.step, "detail": step.detail}
+        {"time": iso(step.time), "step": step.step, "detail": step.detail}
         for step in story_steps(workload, targets)
     ]
     conditions = [
@@ -332,7 +296,7 @@ def workload_view(
             "status": c.status.value,
             "reason": c.reason,
             "message": c.message,
-            "time": _iso(c.last_transition_time),
+            "time": iso(c.last_transition_time),
         }
         for c in workload.status.conditions
     ]

@@ -47,6 +47,13 @@ class ListSource:
     def workloads(self) -> Sequence[dict[str, Any]]:
         return self.wls
 
+    def workload(self, namespace: str, name: str) -> dict[str, Any] | None:
+        for raw in self.wls:
+            meta = raw.get("metadata") or {}
+            if meta.get("namespace") == namespace and meta.get("name") == name:
+                return raw
+        return None
+
     def workload_priority_classes(self) -> dict[str, int]:
         return self.priority_classes
 

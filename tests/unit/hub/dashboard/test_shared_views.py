@@ -141,6 +141,7 @@ _READS = {
     "cohorts": ViewInput.COHORTS,
     "resource_flavors": ViewInput.RESOURCE_FLAVORS,
     "workloads": ViewInput.WORKLOADS,
+    "workload": ViewInput.WORKLOADS,
     "queue_positions": ViewInput.WORKLOADS,
     "workers": ViewInput.WORKERS,
 }
