@@ -11,10 +11,12 @@ Two ways for the apiserver to reach the replica:
 - out of cluster (dev fleet, tests): a `UrlRegistration` makes the hub listen on a host
   the apiserver can reach and register URL-based configurations itself, with the CA
   bundle it issued, and points the CRDs' conversion webhook (`/convert`) at the same
-  host (`crd_conversion`; written only where it differs). Configurations it created (or
-  that an earlier out-of-cluster hub left behind, recognised by `REGISTERED_BY_LABEL`)
-  are deleted when the hub stops cleanly; others are never deleted. While serving it
-  re-creates them if they vanish (another out-of-cluster replica stopping removes them).
+  host (`crd_conversion`; written only where it differs, and ready only once the CRDs
+  it wrote serve again, so a v1beta1 read right after readiness is not refused).
+  Configurations it created (or that an earlier out-of-cluster hub left behind,
+  recognised by `REGISTERED_BY_LABEL`) are deleted when the hub stops cleanly; others are
+  never deleted. While serving it re-creates them if they vanish (another out-of-cluster
+  replica stopping removes them).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from core.kube.resources import NAMESPACES
 from core.manager.configuration import Configuration
 from core.manager.decoded_lookup import DecodedLookup
 from core.manager.informer_set import ManagerInformers
+from core.manager.webhooks.ca_injection import CaBundleSync
 from core.manager.webhooks.cert_manager import CaBundleTarget, InternalCertManager, default_targets
 from core.manager.webhooks.configurations import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -46,7 +49,12 @@ from core.manager.webhooks.configurations import (
     UrlEndpoint,
     WebhookSettings,
 )
-from core.manager.webhooks.crd_conversion import CrdConversion, sync_crd_conversions
+from core.manager.webhooks.crd_conversion import (
+    STORAGE_WAIT_SECONDS,
+    CrdConversion,
+    storage_serving,
+    sync_crd_conversions,
+)
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
 from core.manager.webhooks.runtime import WebhookRuntime
@@ -228,13 +236,30 @@ class ManagerWebhooks:
             # From now on each certificate check keeps the CRDs trusting our CA as well;
             # nothing is written while URL and CA are what the CRDs already hold.
             refresher.crd_conversion = CrdConversion(settings.endpoint)
-            await sync_crd_conversions(self._client, refresher.crd_conversion, self._ca_bundle())
+            synced = await sync_crd_conversions(
+                self._client, refresher.crd_conversion, self._ca_bundle()
+            )
+            if CaBundleSync.UPDATED in synced:
+                await self._wait_crd_storage(refresher.crd_conversion)
         self._registered.set()
         self.log.info(
             "webhook.registered",
             url=settings.endpoint.client_config("")["url"],
             owned=sorted(target.name for target in self._owned),
         )
+
+    async def _wait_crd_storage(self, conversion: CrdConversion) -> None:
+        """Ready only once the CRDs just written serve both versions again (each write
+        reinitialises their storage, and a v1beta1 list meanwhile gets 429); past the
+        wait, ready anyway: v1beta2, which fleetq itself uses, never needs `/convert`."""
+        waiting = await storage_serving(self._client, conversion.crd_names)
+        if waiting:
+            self.log.warning(
+                "webhook.crd_storage_not_serving",
+                crds=waiting,
+                waited_seconds=STORAGE_WAIT_SECONDS,
+                hint="v1beta1 reads of these kinds get 429 until the apiserver's cache fills",
+            )
 
     def _ca_bundle(self) -> bytes:
         """The CAs the hub issued; empty with mounted certificates (their CA is not ours)."""

@@ -17,14 +17,22 @@ what is wanted (`conversion_change`, pure) and written only when they differ: a 
 with the same certificate and endpoint writes nothing. The hub never turns conversion on
 (a CRD without strategy Webhook is left alone), and in cluster never points a CRD at a
 Service that is not its own. Writes are conditional on the resourceVersion read.
+
+After a write, "serving again" is only visible to a request the watch cache must answer
+(`storage_serving`): while a version's cache initialises, the apiserver sends lists with a
+`limit` and no selector to etcd, and answers other lists and watches with 429. Each served
+version has its own cache; v1beta1's fills through `/convert` (a call per stored object),
+so it is ready only after v1beta2's, and only while the hub answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
+import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,11 +43,13 @@ from core.api.conversion.versions import (
     CONVERSION_SERVICE_NAMESPACE,
     CONVERSION_SERVICE_PORT,
     CONVERT_PATH,
+    V1BETA1,
+    V1BETA2,
     WEBHOOK_CONVERTED_KINDS,
 )
 from core.api.registry import KINDS
 from core.kube.client import KubeClient
-from core.kube.errors import Conflict, KubeError, NotFound
+from core.kube.errors import Conflict, KubeError, NotFound, TooManyRequests
 from core.kube.resources import Resource
 from core.manager.webhooks.ca_injection import CaBundleSync, CaBundleSyncError
 from core.manager.webhooks.configurations import ServiceEndpoint, UrlEndpoint
@@ -56,6 +66,10 @@ CONVERTED_CRD_NAMES: Final = tuple(
     sorted(info.crd_name for info in KINDS if info.kind in WEBHOOK_CONVERTED_KINDS)
 )
 """The CRDs whose versions the hub converts (the names its RBAC allows it to update)."""
+
+_CONVERTED_BY_CRD: Final = {
+    info.crd_name: info for info in KINDS if info.kind in WEBHOOK_CONVERTED_KINDS
+}
 
 CHART_SERVICE: Final = ServiceEndpoint(CONVERSION_SERVICE_NAME, CONVERSION_SERVICE_NAMESPACE)
 """The Service the charts' CRDs name; an in-cluster hub converts only behind it."""
@@ -197,3 +211,46 @@ async def sync_crd_conversions(
         except (KubeError, CaBundleSyncError) as error:
             _log.warning("webhook.crd_conversion_failed", crd=name, error=str(error))
     return results
+
+
+STORAGE_PROBE_SELECTOR: Final = "fleetq.dev/storage-probe=none"
+"""With resourceVersion=0 and no limit, a list only the watch cache answers (never etcd);
+the selector matches nothing, so the answer costs no conversion."""
+SERVED_VERSIONS: Final = (V1BETA2, V1BETA1)
+STORAGE_WAIT_SECONDS: Final = 30.0
+"""How long a hub that wrote the CRDs holds its readiness back for them (a v1beta1 cache
+converts every stored object of its kind through `/convert` first: seconds for thousands)."""
+STORAGE_POLL_SECONDS: Final = 0.2
+
+
+async def storage_serving(
+    client: KubeClient,
+    crd_names: Sequence[str] = CONVERTED_CRD_NAMES,
+    versions: Sequence[str] = SERVED_VERSIONS,
+    *,
+    timeout_seconds: float = STORAGE_WAIT_SECONDS,
+    poll_seconds: float = STORAGE_POLL_SECONDS,
+) -> list[str]:
+    """Wait until each converted CRD in `crd_names` answers from its watch cache in every
+    one of `versions` (its storage reinitialised after a write); the `crd/version` pairs
+    still answering 429 when `timeout_seconds` ran out (none: all serving)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_seconds
+    waiting: list[str] = []
+    for name in crd_names:
+        info = _CONVERTED_BY_CRD[name]
+        for version in versions:
+            while True:
+                try:
+                    await client.list(
+                        dataclasses.replace(info, version=version),
+                        label_selector=STORAGE_PROBE_SELECTOR,
+                        resource_version="0",
+                    )
+                    break
+                except TooManyRequests:
+                    if loop.time() >= deadline:
+                        waiting.append(f"{name}/{version}")
+                        break
+                    await asyncio.sleep(poll_seconds)
+    return waiting

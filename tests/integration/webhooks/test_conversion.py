@@ -18,11 +18,13 @@ import pytest
 import pytest_asyncio
 
 from core.api.conversion.preserved import PRESERVED_FIELDS_ANNOTATION
-from core.api.registry import KindInfo, kind_info
+from core.api.conversion.versions import V1BETA1, V1BETA2
+from core.api.registry import KINDS, KindInfo, kind_info
 from core.kube.errors import NotFound
 from core.manager.webhooks.ca_injection import CaBundleSync
 from core.manager.webhooks.configurations import UrlEndpoint
 from core.manager.webhooks.crd_conversion import (
+    CONVERTED_CRD_NAMES,
     CUSTOM_RESOURCE_DEFINITIONS,
     CrdConversion,
     sync_crd_conversions,
@@ -37,7 +39,10 @@ V2 = "kueue.x-k8s.io/v1beta2"
 
 
 def in_v1beta1(kind: str) -> KindInfo:
-    return dataclasses.replace(kind_info(kind), version="v1beta1")
+    return dataclasses.replace(kind_info(kind), version=V1BETA1)
+
+
+CONVERTED = tuple(info for info in KINDS if info.crd_name in CONVERTED_CRD_NAMES)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -49,7 +54,9 @@ async def converting_hub(webhook_hub: WebhookHub) -> AsyncIterator[WebhookHub]:
         client, conversion, webhook_hub.cert_manager.published_ca_bundle
     )
     assert results and set(results) <= {CaBundleSync.UPDATED, CaBundleSync.UNCHANGED}
-    await wait_serving(client)
+    # The write reinitialised each CRD's storage: wait for both versions' watch caches
+    # (v1beta1's fills through this server), or a v1beta1 list below meets 429.
+    await wait_serving(client, versions=(V1BETA1, V1BETA2))
     again = await sync_crd_conversions(
         client, conversion, webhook_hub.cert_manager.published_ca_bundle
     )
@@ -72,6 +79,19 @@ async def made(converting_hub: WebhookHub) -> AsyncIterator[list[tuple[KindInfo,
 
 def suffix() -> str:
     return uuid.uuid4().hex[:8]
+
+
+async def test_every_converted_kind_lists_in_v1beta1_from_the_cache_at_once(
+    converting_hub: WebhookHub,
+) -> None:
+    """What failed in CI when the wait only listed v1beta2 with a limit (answered by etcd
+    while the caches were still initialising): a list with no limit, answered by the
+    v1beta1 watch cache, right after the CRDs were pointed at the hub."""
+    namespace = await converting_hub.create_namespace("conv-list")
+    for info in CONVERTED:
+        scope = namespace if info.namespaced else None  # the shared cluster's objects stay out
+        listed = await converting_hub.client.list(in_v1beta1(info.kind), namespace=scope)
+        assert all(item["apiVersion"] == V1 for item in listed.items), info.kind
 
 
 async def test_crds_point_at_the_hub_with_its_ca(converting_hub: WebhookHub) -> None:
