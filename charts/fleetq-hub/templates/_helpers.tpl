@@ -55,8 +55,13 @@ app.kubernetes.io/part-of: fleetq
 {{- end -}}
 {{- end -}}
 
+{{/*
+Upstream's name, not the release's: the CRDs in crds/ (which helm does not template) send
+conversions to kueue-webhook-service in kueue-system, and the hub only injects its CA
+there (docs/crds.md).
+*/}}
 {{- define "fleetq-hub.webhookServiceName" -}}
-{{- printf "%s-webhook-service" (include "fleetq-hub.fullname" .) | trunc 63 | trimSuffix "-" -}}
+kueue-webhook-service
 {{- end -}}
 
 {{- define "fleetq-hub.webhookSecretName" -}}
