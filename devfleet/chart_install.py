@@ -29,7 +29,6 @@ from typing import Any
 import yaml
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from devfleet.fleet_crds import install_crds
 from devfleet.toolchain import REPO_ROOT, binary_path
 
 Progress = Callable[[str], None]
@@ -104,16 +103,10 @@ def helm_install(
     values: Mapping[str, Any],
     values_file: Path,
 ) -> list[dict[str, Any]]:
-    """`helm upgrade --install` (so a second run upgrades in place); the release's objects.
-
-    The charts' CRDs are installed by `install_crds`, not by helm (`--skip-crds`): here the
-    hub runs out of cluster and owns the converted CRDs' whole conversion clientConfig (its
-    URL), and helm's server-side apply of `crds/` would put the chart's Service back beside
-    it, which the apiserver refuses (docs/crds.md)."""
+    """`helm upgrade --install` (so a second run upgrades in place); the release's objects."""
     helm = binary_path("helm")
     if not helm.exists():
         raise ChartInstallError(f"helm is not built ({helm}); run `make tools`")
-    install_crds(access)
     values_file.write_text(yaml.safe_dump(dict(values)))
     base = [str(helm), "--kubeconfig", str(access.kubeconfig), "-n", namespace]
     _call(
@@ -124,7 +117,6 @@ def helm_install(
             release,
             str(CHARTS_DIR / chart),
             "--create-namespace",
-            "--skip-crds",
             "-f",
             str(values_file),
         ],

@@ -87,7 +87,7 @@ BASELINE: Final = Suite(
     ci=CiSlice(
         label_filter=(
             f"{BASELINE_LABEL_FILTER} || feature:visibility || feature:pod || feature:deployment"
-            " || feature:statefulset || feature:e2e_v1beta1"
+            " || feature:statefulset"
         ),
         skips={
             "should allow to preempt the lower priority group": (
@@ -96,7 +96,7 @@ BASELINE: Final = Suite(
                 " Running ones; a kubelet would fail it), so the spec waits for Failed Pods"
             ),
         },
-        min_passed=49,
+        min_passed=47,
     ),
 )
 EXTENDED: Final = Suite(

@@ -101,8 +101,6 @@ class Agent:
                 webhooks=options.webhooks,
                 webhook_port=options.webhook_port,
                 webhook_registration=options.webhook_registration,
-                # The hub converts; an agent never writes the CRDs (one owner per field).
-                crd_conversion=False,
             ),
         )
         manager = self.manager

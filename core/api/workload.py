@@ -473,8 +473,7 @@ class WorkloadStatus(ApiStruct):
     ] = []
 
 
-def quota_reserved_cel(obj: str) -> str:
-    """CEL: `obj` (self or oldSelf) has quota reserved."""
+def _reserved(obj: str) -> str:
     return (
         f"has({obj}.status) && has({obj}.status.conditions)"
         f" && {obj}.status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')"
@@ -492,33 +491,33 @@ _BOTH_REFS = "has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassR
 
 WORKLOAD_RULES: Final = (
     Rule(
-        f"{quota_reserved_cel('self')} && has(self.status.admission)"
+        f"{_reserved('self')} && has(self.status.admission)"
         " ? size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
         "status.admission.podSetAssignments must have one entry per spec.podSets entry",
     ),
     Rule(
-        f"({quota_reserved_cel('oldSelf')}) ? has(oldSelf.spec.priorityClassRef)"
+        f"({_reserved('oldSelf')}) ? has(oldSelf.spec.priorityClassRef)"
         " == has(self.spec.priorityClassRef) : true",
         "priorityClassRef cannot be added or removed while quota is reserved",
     ),
     Rule(
-        f"({quota_reserved_cel('oldSelf')} && {_BOTH_REFS})"
+        f"({_reserved('oldSelf')} && {_BOTH_REFS})"
         " ? oldSelf.spec.priorityClassRef.group == self.spec.priorityClassRef.group : true",
         "priorityClassRef.group cannot change while quota is reserved",
     ),
     Rule(
-        f"({quota_reserved_cel('oldSelf')} && {_BOTH_REFS})"
+        f"({_reserved('oldSelf')} && {_BOTH_REFS})"
         " ? oldSelf.spec.priorityClassRef.kind == self.spec.priorityClassRef.kind : true",
         "priorityClassRef.kind cannot change while quota is reserved",
     ),
     Rule(
-        f"({quota_reserved_cel('oldSelf')} && {_BOTH_REFS}"
+        f"({_reserved('oldSelf')} && {_BOTH_REFS}"
         " && self.spec.priorityClassRef.group == 'scheduling.k8s.io')"
         " ? oldSelf.spec.priorityClassRef.name == self.spec.priorityClassRef.name : true",
         "priorityClassRef.name of a pod PriorityClass cannot change while quota is reserved",
     ),
     Rule(
-        f"({quota_reserved_cel('oldSelf')}) && ({quota_reserved_cel('self')})"
+        f"({_reserved('oldSelf')}) && ({_reserved('self')})"
         " && has(oldSelf.spec.queueName) && has(self.spec.queueName)"
         " ? oldSelf.spec.queueName == self.spec.queueName : true",
         "queueName cannot change while quota is reserved",

@@ -133,10 +133,6 @@ class ManagerOptions:
     webhook_registration: UrlRegistration | None = None
     """Out of cluster: serve on its host and register URL-based configurations; None:
     in cluster, behind the chart's Service-based configurations."""
-    crd_conversion: bool = True
-    """Keep the converted CRDs' conversion webhook on this replica's `/convert` (the hub:
-    its CA in cluster, its URL out of cluster). Off for agents, and for tests whose
-    webhooks are confined to their own namespace: a CRD's conversion is cluster-wide."""
 
 
 class KueueManager:
@@ -260,7 +256,6 @@ class KueueManager:
                 informers,
                 port=self.options.webhook_port,
                 registration=self.options.webhook_registration,
-                crd_conversion=self.options.crd_conversion,
             )
             if self.options.webhooks
             else None

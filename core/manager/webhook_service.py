@@ -5,18 +5,14 @@ answers only read the replica's own informer caches (`CachedJobContext` over
 `DecodedLookup`s), so a follower answers exactly as the leader would.
 
 Two ways for the apiserver to reach the replica:
-- in cluster (the chart): the chart's Service-based configurations, and the CRDs'
-  conversion webhook, point at the hub's Service; the hub only keeps their `caBundle`
-  current;
+- in cluster (the chart): the chart's Service-based configurations point at the hub's
+  Service; the hub only keeps their `caBundle` current;
 - out of cluster (dev fleet, tests): a `UrlRegistration` makes the hub listen on a host
   the apiserver can reach and register URL-based configurations itself, with the CA
-  bundle it issued, and points the CRDs' conversion webhook (`/convert`) at the same
-  host (`crd_conversion`; written only where it differs, and ready only once the CRDs
-  it wrote serve again, so a v1beta1 read right after readiness is not refused).
-  Configurations it created (or that an earlier out-of-cluster hub left behind,
-  recognised by `REGISTERED_BY_LABEL`) are deleted when the hub stops cleanly; others are
-  never deleted. While serving it re-creates them if they vanish (another out-of-cluster
-  replica stopping removes them).
+  bundle it issued. Configurations it created (or that an earlier out-of-cluster hub
+  left behind, recognised by `REGISTERED_BY_LABEL`) are deleted when the hub stops
+  cleanly; others are never deleted. While serving it re-creates them if they vanish
+  (another out-of-cluster replica stopping removes them).
 """
 
 from __future__ import annotations
@@ -40,7 +36,6 @@ from core.kube.resources import NAMESPACES
 from core.manager.configuration import Configuration
 from core.manager.decoded_lookup import DecodedLookup
 from core.manager.informer_set import ManagerInformers
-from core.manager.webhooks.ca_injection import CaBundleSync
 from core.manager.webhooks.cert_manager import CaBundleTarget, InternalCertManager, default_targets
 from core.manager.webhooks.configurations import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -48,12 +43,6 @@ from core.manager.webhooks.configurations import (
     VALIDATING_CONFIGURATION_NAME,
     UrlEndpoint,
     WebhookSettings,
-)
-from core.manager.webhooks.crd_conversion import (
-    STORAGE_WAIT_SECONDS,
-    CrdConversion,
-    storage_serving,
-    sync_crd_conversions,
 )
 from core.manager.webhooks.job_context import CachedJobContext, JobAdmissionSettings
 from core.manager.webhooks.registration import apply_configurations
@@ -145,10 +134,8 @@ class ManagerWebhooks:
         *,
         port: int | None = None,
         registration: UrlRegistration | None = None,
-        crd_conversion: bool = True,
     ) -> None:
         self._client = client
-        self._crd_conversion = crd_conversion
         self._namespace = configuration.namespace
         self._job_resources = tuple(kind.resource for kind in configuration.job_kinds)
         self._managed_namespaces_only = frozenset(
@@ -172,7 +159,6 @@ class ManagerWebhooks:
             job_context_from(informers, configuration),
             extra_hosts=[registration.host] if registration is not None else (),
             targets=registration.targets if registration is not None else None,
-            crd_conversion=crd_conversion and registration is None,
         )
         self._registered = asyncio.Event()
         if registration is None:
@@ -231,35 +217,12 @@ class ManagerWebhooks:
             managed_jobs_namespace_selector=self._managed_jobs_namespace_selector,
         )
         await apply_configurations(self._client, settings)
-        refresher = self.runtime.refresher
-        if self._crd_conversion and isinstance(refresher, InternalCertManager):
-            # From now on each certificate check keeps the CRDs trusting our CA as well;
-            # nothing is written while URL and CA are what the CRDs already hold.
-            refresher.crd_conversion = CrdConversion(settings.endpoint)
-            synced = await sync_crd_conversions(
-                self._client, refresher.crd_conversion, self._ca_bundle()
-            )
-            if CaBundleSync.UPDATED in synced:
-                await self._wait_crd_storage(refresher.crd_conversion)
         self._registered.set()
         self.log.info(
             "webhook.registered",
             url=settings.endpoint.client_config("")["url"],
             owned=sorted(target.name for target in self._owned),
         )
-
-    async def _wait_crd_storage(self, conversion: CrdConversion) -> None:
-        """Ready only once the CRDs just written serve both versions again (each write
-        reinitialises their storage, and a v1beta1 list meanwhile gets 429); past the
-        wait, ready anyway: v1beta2, which fleetq itself uses, never needs `/convert`."""
-        waiting = await storage_serving(self._client, conversion.crd_names)
-        if waiting:
-            self.log.warning(
-                "webhook.crd_storage_not_serving",
-                crds=waiting,
-                waited_seconds=STORAGE_WAIT_SECONDS,
-                hint="v1beta1 reads of these kinds get 429 until the apiserver's cache fills",
-            )
 
     def _ca_bundle(self) -> bytes:
         """The CAs the hub issued; empty with mounted certificates (their CA is not ours)."""

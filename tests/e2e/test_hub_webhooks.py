@@ -130,9 +130,8 @@ def _ready(port: int, process: subprocess.Popen[bytes], log: Path) -> bool:
     return False
 
 
-def _queue(worker: ClusterAccess, namespace: str, version: str = VERSION) -> tuple[str, str]:
-    """A GPU flavor and a 16-GPU ClusterQueue for `namespace`, LocalQueue `team`, written
-    in `version` of kueue.x-k8s.io."""
+def _queue(worker: ClusterAccess, namespace: str) -> tuple[str, str]:
+    """A GPU flavor and a 16-GPU ClusterQueue for `namespace`, LocalQueue `team`."""
     suffix = namespace.rpartition("-")[2]
     flavor, cq = f"gpu-{suffix}", f"gpus-{suffix}"
     quota = [
@@ -163,15 +162,15 @@ def _queue(worker: ClusterAccess, namespace: str, version: str = VERSION) -> tup
         custom = client.CustomObjectsApi(api_client)
         for plural, kind, name, spec, ns in objects:
             body = {
-                "apiVersion": f"{GROUP}/{version}",
+                "apiVersion": f"{GROUP}/{VERSION}",
                 "kind": kind,
                 "metadata": {"name": name},
                 "spec": spec,
             }
             if ns:
-                custom.create_namespaced_custom_object(GROUP, version, ns, plural, body)
+                custom.create_namespaced_custom_object(GROUP, VERSION, ns, plural, body)
             else:
-                custom.create_cluster_custom_object(GROUP, version, plural, body)
+                custom.create_cluster_custom_object(GROUP, VERSION, plural, body)
     return flavor, cq
 
 
@@ -253,49 +252,3 @@ def test_a_plain_job_is_suspended_by_the_webhook_admitted_run_on_gpus_and_releas
     webhook_hub["process"].terminate()
     assert webhook_hub["process"].wait(timeout=15) == 0
     assert _configurations_present(worker) == [False, False], "removed on a clean stop"
-
-
-def test_queues_written_in_v1beta1_admit_a_job_whose_workload_reads_in_v1beta1(
-    webhook_hub: dict[str, Any], namespace_factory: NamespaceFactory
-) -> None:
-    """A Kueue user's v1beta1 manifests: the hub converts them (its /convert endpoint, the
-    CRDs pointed at it when it registered) and queues as if they were v1beta2."""
-    worker: ClusterAccess = webhook_hub["worker"]
-    namespace = namespace_factory("hubv1b1", clusters=(worker,))
-    flavor, cq = _queue(worker, namespace, version="v1beta1")
-    try:
-        with worker.api_client() as api_client:
-            custom = client.CustomObjectsApi(api_client)
-            stored = custom.get_cluster_custom_object(GROUP, VERSION, "clusterqueues", cq)
-            assert stored["apiVersion"] == f"{GROUP}/{VERSION}"
-            job = gpu_job("train-v1beta1", gpus_per_pod=4, pods=1, run_seconds=30)
-            job["metadata"]["labels"] = {QUEUE_LABEL: "team"}
-            client.BatchV1Api(api_client).create_namespaced_job(namespace, job)
-
-            def admitted() -> dict[str, Any] | None:
-                listed = custom.list_namespaced_custom_object(
-                    GROUP, "v1beta1", namespace, "workloads"
-                )
-                for workload in listed["items"]:
-                    conditions = (workload.get("status") or {}).get("conditions") or []
-                    if any(c["type"] == "Admitted" and c["status"] == "True" for c in conditions):
-                        return dict(workload)
-                return None
-
-            workload = until(admitted, "the Job's Workload admitted (read in v1beta1)")
-            assert workload["apiVersion"] == f"{GROUP}/v1beta1"
-            assert workload["status"]["admission"]["clusterQueue"] == cq
-
-            def counted() -> dict[str, Any] | None:
-                old = custom.get_cluster_custom_object(GROUP, "v1beta1", "clusterqueues", cq)
-                return old if (old.get("status") or {}).get("admittedWorkloads") == 1 else None
-
-            assert until(counted, "the v1beta1 ClusterQueue counting it")["apiVersion"] == (
-                f"{GROUP}/v1beta1"
-            )
-            old_lq = custom.get_namespaced_custom_object(
-                GROUP, "v1beta1", namespace, "localqueues", "team"
-            )
-            assert "flavorsUsage" not in (old_lq.get("status") or {})
-    finally:
-        _remove_queue(worker, flavor, cq)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = REPO / "image" / "containers.conf"
@@ -102,35 +101,6 @@ def apiserver_env(server: str) -> dict[str, str]:
         "KUBERNETES_SERVICE_HOST": str(parsed.hostname),
         "KUBERNETES_SERVICE_PORT": str(parsed.port or 443),
     }
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookCertNames:
-    """Where a hub release's internal certificates go: what its Configuration names."""
-
-    namespace: str
-    service: str
-    """The webhook Service the certificate is issued for (upstream's fixed name)."""
-    secret: str
-    """The Secret the hub writes its CA and certificate into (the release's own name)."""
-
-    @property
-    def server_name(self) -> str:
-        return f"{self.service}.{self.namespace}.svc"
-
-
-def webhook_cert_names(manifest: list[dict[str, Any]]) -> WebhookCertNames:
-    """Read from the release's ConfigMap, as the hub reads them: the Secret's name is not
-    the Service's with another suffix (the Service has upstream's name, the Secret the
-    release's), so deriving one from the other looks in the wrong place."""
-    config_map = next(o for o in manifest if o["kind"] == "ConfigMap")
-    configuration = yaml.safe_load(config_map["data"]["config.yaml"])
-    certificates = configuration["internalCertManagement"]
-    return WebhookCertNames(
-        namespace=configuration["namespace"],
-        service=certificates["webhookServiceName"],
-        secret=certificates["webhookSecretName"],
-    )
 
 
 def pod_flags(

@@ -21,7 +21,6 @@ import pytest
 import yaml
 
 from devfleet.cluster_access import ClusterAccess, RunningFleet
-from devfleet.fleet_crds import keeping_conversion_client
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_CRDS = REPO / "charts" / "fleetq-hub" / "crds"
@@ -150,14 +149,6 @@ def kueue_crds(lite_fleet: RunningFleet, kube_rest: dict[str, KubeRest]) -> Runn
         rest = kube_rest[member.name]
         manifests = crd_manifests(directory)
         for manifest in manifests:
-            path = _crd_path(manifest["metadata"]["name"])
-            try:
-                # The session's fleet may be the e2e tier's, whose hubs pointed the converted
-                # CRDs' webhook at themselves: keep that, as devfleet's install does.
-                manifest = keeping_conversion_client(rest.get(path), manifest)
-            except KubeError as error:
-                if error.status != 404:
-                    raise
-            rest.apply(path, manifest)
+            rest.apply(_crd_path(manifest["metadata"]["name"]), manifest)
         _wait_established(rest, [manifest["metadata"]["name"] for manifest in manifests])
     return lite_fleet

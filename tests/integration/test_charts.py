@@ -30,10 +30,8 @@ left off: an unavailable aggregated API would disturb discovery for everyone els
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
-import datetime as dt
 import json
 import os
 import socket
@@ -44,7 +42,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,16 +50,6 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from core.api.crdgen.crd import conversion_webhook
-from core.kube.client import KubeClient
-from core.manager.webhook_certs import issue
-from core.manager.webhooks.ca_injection import CaBundleSync
-from core.manager.webhooks.configurations import ServiceEndpoint, UrlEndpoint
-from core.manager.webhooks.crd_conversion import (
-    CHART_SERVICE,
-    CrdConversion,
-    sync_crd_conversions,
-)
 from devfleet.chart_install import (
     helm_install,
     helm_uninstall,
@@ -79,12 +67,6 @@ from tests.builders import (
     ResourceFlavor,
     WorkerCapacity,
     Workload,
-)
-from tests.integration.converted_crds import (
-    ConversionState,
-    conversion_states,
-    restore_chart_conversion,
-    wait_serving,
 )
 
 pytestmark = pytest.mark.integration
@@ -161,31 +143,13 @@ class Helm:
 
     @contextlib.contextmanager
     def installed(
-        self,
-        chart: str,
-        access: ClusterAccess,
-        namespace: str,
-        values: dict[str, Any],
-        crd_flags: tuple[str, ...] = ("--skip-crds",),
+        self, chart: str, access: ClusterAccess, namespace: str, values: dict[str, Any]
     ) -> Iterator[Release]:
-        """`crd_flags`: --skip-crds by default, since `kueue_crds` installed them and an
-        out-of-cluster hub earlier in the session may own their conversion clientConfig
-        (its URL; docs/crds.md); the CRD ownership test installs them with helm."""
         name = f"{chart.removeprefix('fleetq-')}-{uuid.uuid4().hex[:6]}"
         values_file = self.tmp / f"{name}.yaml"
         values_file.write_text(yaml.safe_dump(values))
         chart_dir = str(REPO / "charts" / chart)
-        self.run(
-            access,
-            "install",
-            name,
-            chart_dir,
-            "-n",
-            namespace,
-            "-f",
-            str(values_file),
-            *crd_flags,
-        )
+        self.run(access, "install", name, chart_dir, "-n", namespace, "-f", str(values_file))
         try:
             manifest = self.run(access, "get", "manifest", name, "-n", namespace)
             objects = [doc for doc in yaml.safe_load_all(manifest) if doc]
@@ -622,98 +586,6 @@ def _condition_of(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
         if condition["type"] == kind:
             return dict(condition)
     return None
-
-
-def _on_manager(fleet: RunningFleet, call: Callable[[KubeClient], Awaitable[T]]) -> T:
-    """`call` with a client of the manager, from this synchronous test."""
-
-    async def run() -> T:
-        manager = fleet.manager
-        client = await KubeClient.from_kubeconfig(manager.kubeconfig, name=manager.name)
-        try:
-            return await call(client)
-        finally:
-            await client.close()
-
-    return asyncio.run(run())
-
-
-def test_helm_and_a_hub_each_own_their_part_of_the_conversion_webhook(
-    kueue_crds: RunningFleet,
-    namespace_factory: Callable[..., str],
-    tmp_path: Path,
-) -> None:
-    """helm's server-side apply of crds/ owns the Service; a hub in cluster only injects
-    its caBundle; so after the first of each, neither a hub's check nor a helm install
-    (with --force-conflicts or without) writes anything. Out of cluster the hub owns the
-    whole clientConfig (its URL) and devfleet's installs leave it: never a URL beside a
-    Service (which the apiserver refuses)."""
-    manager = kueue_crds.manager
-    helm = Helm(tmp_path)
-    namespace = namespace_factory("chart-crds", clusters=(manager,))
-    values = {"replicas": 0, "clusterName": f"crds-{uuid.uuid4().hex[:6]}"}
-    ca = issue(["kueue-webhook-service.kueue-system.svc"], dt.datetime.now(dt.UTC)).ca_cert
-    chart_client = conversion_webhook()["webhook"]["clientConfig"]
-
-    def hub_check(endpoint: ServiceEndpoint | UrlEndpoint) -> set[CaBundleSync]:
-        async def sync(client: KubeClient) -> set[CaBundleSync]:
-            results = await sync_crd_conversions(client, CrdConversion(endpoint), ca)
-            await wait_serving(client)
-            return set(results)
-
-        return _on_manager(kueue_crds, sync)
-
-    def states() -> dict[str, ConversionState]:
-        return _on_manager(kueue_crds, conversion_states)
-
-    try:
-        _on_manager(kueue_crds, restore_chart_conversion)
-        with helm.installed("fleetq-worker", manager, namespace, values, crd_flags=()):
-            pass  # the install applied crds/ server-side, as helm's field manager
-        chart = states()
-        assert {name: state.client_config for name, state in chart.items()} == dict.fromkeys(
-            chart, chart_client
-        )
-
-        # In cluster: the hub injects its CA beside the chart's Service, once.
-        assert hub_check(CHART_SERVICE) == {CaBundleSync.UPDATED}
-        injected = states()
-        for name, state in injected.items():
-            assert state.client_config == {**chart_client, "caBundle": _b64(ca)}, name
-        assert hub_check(CHART_SERVICE) == {CaBundleSync.UNCHANGED}
-        assert states() == injected, "a hub restarting with the same CA writes nothing"
-        for flags in (("--force-conflicts",), ()):
-            with helm.installed("fleetq-worker", manager, namespace, values, crd_flags=flags):
-                pass
-            assert states() == injected, f"helm install {flags} of crds/ changed a CRD"
-
-        # Out of cluster: the hub's URL replaces the Service; devfleet's install keeps it.
-        url = UrlEndpoint.local(_free_port())
-        assert hub_check(url) == {CaBundleSync.UPDATED}
-        taken = states()
-        for name, state in taken.items():
-            assert state.client_config == {
-                "url": f"{url.base_url}/convert",
-                "caBundle": _b64(ca),
-            }, name
-        release = f"worker-{uuid.uuid4().hex[:6]}"
-        helm_install(manager, "fleetq-worker", release, namespace, values, tmp_path / "v.yaml")
-        try:
-            assert states() == taken, "devfleet's chart install wrote a CRD"
-        finally:
-            helm_uninstall(manager, release, namespace)
-    finally:
-        _on_manager(kueue_crds, restore_chart_conversion)
-
-
-def _b64(pem: bytes) -> str:
-    return base64.b64encode(pem).decode()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_the_agent_does_its_whole_job_with_the_worker_charts_token_and_nothing_more(

@@ -50,7 +50,6 @@ from tests.integration.chart_container import (
     podman,
     require_podman,
     running,
-    webhook_cert_names,
 )
 from tests.integration.test_charts import (
     TEST_LABEL,
@@ -278,12 +277,13 @@ def _assert_serves_webhooks_with_its_own_certificate(
 ) -> None:
     """Internal certificates: the hub issued a CA into the chart's Secret, wrote the serving
     certificate into the in-memory emptyDir, and serves TLS for the webhook Service's name."""
-    names = webhook_cert_names(manifest)
     service = next(
-        o for o in manifest if o["kind"] == "Service" and o["metadata"]["name"] == names.service
+        o for o in manifest if o["kind"] == "Service" and "webhook" in o["metadata"]["name"]
     )
-    assert service["metadata"]["namespace"] == names.namespace
-    secret_path = f"/api/v1/namespaces/{names.namespace}/secrets/{names.secret}"
+    namespace, name = service["metadata"]["namespace"], service["metadata"]["name"]
+    secret_path = (
+        f"/api/v1/namespaces/{namespace}/secrets/{name.removesuffix('-service')}-server-cert"
+    )
 
     def ca_pem() -> str | None:
         try:
@@ -299,7 +299,7 @@ def _assert_serves_webhooks_with_its_own_certificate(
         try:
             with (
                 socket.create_connection(("127.0.0.1", port), timeout=3) as raw,
-                context.wrap_socket(raw, server_hostname=names.server_name),
+                context.wrap_socket(raw, server_hostname=f"{name}.{namespace}.svc"),
             ):
                 return True
         except (OSError, ssl.SSLError):

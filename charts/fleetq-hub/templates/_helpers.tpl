@@ -55,13 +55,8 @@ app.kubernetes.io/part-of: fleetq
 {{- end -}}
 {{- end -}}
 
-{{/*
-Upstream's name, not the release's: the CRDs in crds/ (which helm does not template) send
-conversions to kueue-webhook-service in kueue-system, and the hub only injects its CA
-there (docs/crds.md).
-*/}}
 {{- define "fleetq-hub.webhookServiceName" -}}
-kueue-webhook-service
+{{- printf "%s-webhook-service" (include "fleetq-hub.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "fleetq-hub.webhookSecretName" -}}

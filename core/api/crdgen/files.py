@@ -29,8 +29,6 @@ def render(info: KindInfo) -> str:
 
 
 def expected_files(root: Path | None = None) -> dict[Path, str]:
-    """Both charts carry the same CRDs, so whichever chart installs them first (helm never
-    upgrades `crds/`) the cluster serves the same API."""
     base = root or repository_root()
     rendered = {file_name(info): render(info) for info in KINDS}
     return {

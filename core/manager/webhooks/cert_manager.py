@@ -40,7 +40,6 @@ from core.manager.webhooks.configurations import (
     VALIDATING_CONFIGURATION_NAME,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
-from core.manager.webhooks.crd_conversion import CrdConversion, sync_crd_conversions
 from core.manager.webhooks.tls import CertificateLoadError, ServingCertificate
 
 CHECK_INTERVAL_SECONDS: Final = 3600.0
@@ -94,12 +93,8 @@ class InternalCertManager:
         retry_interval_seconds: float = RETRY_INTERVAL_SECONDS,
         ca_overlap: dt.timedelta | None = None,
         ca_propagation_seconds: float = CA_PROPAGATION_SECONDS,
-        crd_conversion: CrdConversion | None = None,
     ) -> None:
         self._client = client
-        self.crd_conversion = crd_conversion
-        """The CRDs whose conversion webhook trusts our CA too (None: none, or not yet —
-        out of cluster it is set once the listening port is known)."""
         self._certificate = certificate
         self.secret = CertSecret(
             client,
@@ -127,8 +122,6 @@ class InternalCertManager:
         ca_bundle = stored.trusted_cas(now, self._ca_overlap)
         try:
             results = [await self._sync(target, ca_bundle) for target in self._targets]
-            if self.crd_conversion is not None:
-                results += await sync_crd_conversions(self._client, self.crd_conversion, ca_bundle)
         except Exception:
             # Never leave the server without a certificate; otherwise keep serving the one
             # the apiserver trusts until the caBundle is in place.

@@ -24,8 +24,6 @@ from core.manager.webhooks.cert_manager import (
     MountedCertWatcher,
     default_targets,
 )
-from core.manager.webhooks.configurations import ServiceEndpoint
-from core.manager.webhooks.crd_conversion import CrdConversion
 from core.manager.webhooks.job_context import JobContextProvider
 from core.manager.webhooks.server import WebhookServer, create_app
 from core.manager.webhooks.tls import ServingCertificate
@@ -44,14 +42,11 @@ class WebhookRuntime:
         *,
         extra_hosts: Sequence[str] = (),
         targets: Sequence[CaBundleTarget] | None = None,
-        crd_conversion: bool = False,
     ) -> None:
         """`extra_hosts` adds names to the issued certificate (e.g. 127.0.0.1 for a hub
         the apiserver reaches by URL) on top of the webhook Service's DNS names;
         `targets` are the configurations whose caBundle is kept current (default: the
-        two fleetq configurations); `crd_conversion` adds the converted CRDs' caBundle,
-        behind the Service (out of cluster the caller points the CRDs at its URL once
-        it knows the port)."""
+        two fleetq configurations)."""
         self.certificate = ServingCertificate()
         cert_dir = Path(configuration.webhook_cert_dir)
         self.refresher: InternalCertManager | MountedCertWatcher
@@ -65,13 +60,6 @@ class WebhookRuntime:
                 hosts=[*hosts, *extra_hosts],
                 cert_dir=cert_dir,
                 targets=default_targets() if targets is None else targets,
-                crd_conversion=(
-                    CrdConversion(
-                        ServiceEndpoint(configuration.webhook_service_name, configuration.namespace)
-                    )
-                    if crd_conversion
-                    else None
-                ),
             )
         else:
             self.refresher = MountedCertWatcher(self.certificate, cert_dir)

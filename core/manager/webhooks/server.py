@@ -3,8 +3,7 @@
 Routes: a `/mutate-...` and a `/validate-...` path per enabled job kind (e.g.
 `/mutate-batch-v1-job`; decisions from the kind through `framework.job_webhook`, cluster
 facts from a `JobContextProvider`), and one `/validate-kueue-x-k8s-io-v1beta2-<kind>` per
-kind in `paths.VALIDATED`; `/convert` answers the CRDs' ConversionReviews
-(kueue.x-k8s.io v1beta1 <-> v1beta2, `conversion_endpoint`).
+kind in `paths.VALIDATED`.
 
 Whatever arrives, the server answers and keeps serving:
 - a body that is not an AdmissionReview request (not JSON, no request, no uid, wrong
@@ -27,9 +26,7 @@ import orjson
 import structlog
 from aiohttp import web
 
-from core.api.conversion.versions import CONVERT_PATH
 from core.api.registry import KindInfo
-from core.manager.webhooks.conversion_endpoint import conversion_endpoint
 from core.manager.webhooks.job_context import JobContextProvider
 from core.manager.webhooks.kueue_review import review_kueue_object, wrong_kind_error
 from core.manager.webhooks.paths import VALIDATED, job_mutate_path, job_validate_path
@@ -183,7 +180,6 @@ def create_app(
     app = web.Application(client_max_size=max_body_bytes)
     for path, handler in admission_handlers(provider, kinds).items():
         app.router.add_post(path, _endpoint(path, handler, max_body_bytes))
-    app.router.add_post(CONVERT_PATH, conversion_endpoint(max_body_bytes))
     return app
 
 

@@ -1,9 +1,7 @@
 """The hub serving its admission webhooks, registered out of cluster by URL, on a real
 apiserver: a plain (unsuspended) Job is suspended at create time and then run by the same
 hub; a bad queue name is refused with the webhook's message; every replica serves, not
-only the leader; a clean stop takes the registration away again; a hub started again with the same
-certificate and URL writes nothing to the converted CRDs (each write would reinitialise
-their storage on the apiserver).
+only the leader; a clean stop takes the registration away again.
 
 The manager cluster is shared and the webhooks fail closed, so each test's configurations
 are uniquely named and only match its own namespace and labelled kueue objects, and are
@@ -34,11 +32,6 @@ from core.manager.webhooks.configurations import (
     VALIDATING_WEBHOOK_CONFIGURATIONS,
 )
 from hub.app import Hub, HubOptions, WebhooksFailed
-from tests.integration.converted_crds import (
-    conversion_states,
-    restore_chart_conversion,
-    wait_serving,
-)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -79,9 +72,6 @@ class WebhookSetup:
             queue_status_interval_seconds=0.2,
             webhook_port=0,
             webhook_registration=self.registration,
-            # These hubs' webhooks only reach this test's namespace; a CRD's conversion
-            # reaches every client, so they leave it alone (the restart test opts in).
-            crd_conversion=False,
         )
 
     def job(self, name: str, queue: str, *, cpu: str = "1") -> dict[str, Any]:
@@ -350,45 +340,6 @@ async def test_a_hub_whose_webhook_port_is_taken_stops_and_says_why(
     assert hub.informers.synced
     assert hub.not_ready_reason() == "webhook server not serving yet"
     assert await _gone(cluster, setup), "nothing registered for a server that never ran"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def test_a_hub_started_again_with_the_same_certificate_leaves_the_crds_untouched(
-    hubs: Any, cluster: Any, setup: WebhookSetup
-) -> None:
-    port = _free_port()
-    options = dataclasses.replace(setup.options(), webhook_port=port, crd_conversion=True)
-    configuration = setup.configuration(LeaderElection(leader_elect=False))
-    try:
-        first: Hub = await hubs.start(configuration, options)
-        await wait_serving(cluster.client)
-        written = await conversion_states(cluster.client)
-        for name, state in written.items():
-            assert state.client_config["url"] == f"https://127.0.0.1:{port}/convert", name
-            assert state.client_config["caBundle"] and "service" not in state.client_config
-        await hubs.stop(first)
-
-        second: Hub = await hubs.start(configuration, options)  # ready: CRDs checked
-        assert second.webhooks is not None and second.webhooks.port == port
-        assert await conversion_states(cluster.client) == written, (
-            "same URL and CA: no CRD written (resourceVersion and generation unchanged)"
-        )
-        # And the CA kept there is the one it serves: v1beta1 reads convert through it.
-        flavor = await cluster.flavor("rf", {})
-        cohort = cluster.name("team")
-        queue = await cluster.cluster_queue("v1", flavor, "1", cohortName=cohort)
-        v1beta1 = dataclasses.replace(kinds.CLUSTER_QUEUES, version="v1beta1")
-        read = await cluster.client.get(v1beta1, queue)
-        assert read["apiVersion"] == "kueue.x-k8s.io/v1beta1"
-        assert read["spec"]["cohort"] == cohort
-    finally:
-        await hubs.stop_all()
-        await restore_chart_conversion(cluster.client)
 
 
 async def _leads(hub: Hub) -> bool:

@@ -180,9 +180,8 @@ def test_crd_document_has_names_scope_subresource_and_columns() -> None:
     assert names["shortNames"] == ["kwl", "kueueworkload", "kueueworkloads"]
     assert names["categories"] == ["kueue"]
     assert crd["spec"]["scope"] == "Namespaced"
-    old, version = crd["spec"]["versions"]
+    (version,) = crd["spec"]["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1beta2", True, True)
-    assert (old["name"], old["served"], old["storage"]) == ("v1beta1", True, False)
     assert version["subresources"] == {"status": {}}
     assert [c["name"] for c in version["additionalPrinterColumns"]] == [
         "Queue",
@@ -193,7 +192,7 @@ def test_crd_document_has_names_scope_subresource_and_columns() -> None:
     ]
     flavor = crd_document(BY_KIND["ResourceFlavor"])
     assert flavor["spec"]["names"]["shortNames"] == ["flavor", "flavors", "rf"]
-    assert all("subresources" not in v for v in flavor["spec"]["versions"])
+    assert "subresources" not in flavor["spec"]["versions"][0]
     capacity = crd_document(BY_KIND["WorkerCapacity"])
     assert capacity["spec"]["group"] == "fleetq.dev"
     assert capacity["spec"]["versions"][0]["name"] == "v1alpha1"

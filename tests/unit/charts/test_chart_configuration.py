@@ -53,25 +53,6 @@ def test_the_default_configuration_parses_cleanly_and_names_the_charts_own_objec
     assert target == "webhook"
 
 
-def test_the_container_test_looks_for_the_webhook_ca_where_the_hub_writes_it(
-    render_hub: Any,
-) -> None:
-    """tests/integration/test_image.py waits for the hub's CA in the chart's Secret: it
-    must read the Secret's name as the hub does (the Configuration), since the webhook
-    Service has upstream's name and the Secret the release's."""
-    from tests.integration.chart_container import webhook_cert_names
-
-    rendered = render_hub()
-    configuration, _ = _configuration(rendered)
-    names = webhook_cert_names(rendered)
-    assert names.secret == configuration.webhook_secret_name == "fq-fleetq-hub-webhook-server-cert"
-    assert rendered.one("Service", names.service)["metadata"]["namespace"] == names.namespace
-    assert names.server_name == f"kueue-webhook-service.{NAMESPACE}.svc"
-    assert names.secret != names.service.removesuffix("-service") + "-server-cert", (
-        "the Secret's name is not the Service's with another suffix"
-    )
-
-
 def test_the_release_namespace_becomes_the_hubs_namespace(render_hub: Any) -> None:
     rendered = render_hub(namespace="queueing")
     configuration, _ = _configuration(rendered)

@@ -56,7 +56,7 @@ def test_the_hub_chart_renders_its_objects_by_default(render_hub: Any) -> None:
     names = {(o["kind"], o["metadata"]["name"]) for o in rendered}
     assert len(names) == len(rendered)
     services = {s["metadata"]["name"] for s in rendered.of_kind("Service")}
-    assert services == {"kueue-webhook-service", "fq-fleetq-hub-metrics"}
+    assert services == {"fq-fleetq-hub-webhook-service", "fq-fleetq-hub-metrics"}
 
 
 def test_the_worker_chart_renders_its_objects_by_default(render_worker: Any) -> None:

@@ -23,7 +23,6 @@ from core.manager.webhooks.configurations import (
     MUTATING_CONFIGURATION_NAME,
     VALIDATING_CONFIGURATION_NAME,
 )
-from core.manager.webhooks.crd_conversion import CONVERTED_CRD_NAMES
 from hub.app import Hub
 from hub.multikueue.connections.service import MultiKueueConnections
 
@@ -240,20 +239,6 @@ def test_the_hub_may_make_every_write_it_makes(render_hub: Any) -> None:
             assert access.can(verb, "admissionregistration.k8s.io", plural, name=name)
         assert not access.can("update", "admissionregistration.k8s.io", plural, name="other")
         assert not access.can("delete", "admissionregistration.k8s.io", plural, name=name)
-
-
-def test_the_hub_may_point_only_the_converted_crds_at_itself(render_hub: Any) -> None:
-    access = Access(render_hub())
-    for name in CONVERTED_CRD_NAMES:
-        for verb in ("get", "update"):
-            assert access.can(verb, "apiextensions.k8s.io", "customresourcedefinitions", name=name)
-        assert not access.can(
-            "delete", "apiextensions.k8s.io", "customresourcedefinitions", name=name
-        )
-    for other in ("resourceflavors.kueue.x-k8s.io", "jobs.batch", "workercapacities.fleetq.dev"):
-        assert not access.can(
-            "update", "apiextensions.k8s.io", "customresourcedefinitions", name=other
-        )
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 def _settings(rendered: Any, **overrides: Any) -> WebhookSettings:
     """What the hub would register, with the job kinds the chart's own values enable."""
-    service = rendered.one("Service", "kueue-webhook-service")
+    service = rendered.one("Service", "fq-fleetq-hub-webhook-service")
     frameworks = ("batch/job",)  # the chart's default values
     return WebhookSettings(
         endpoint=ServiceEndpoint(
@@ -111,7 +111,7 @@ def test_cert_manager_issues_into_the_mounted_secret_and_injects_the_ca(render_h
         "kind": "Issuer",
     }
     assert issuer["spec"] == {"selfSigned": {}}
-    service = rendered.one("Service", "kueue-webhook-service")["metadata"]["name"]
+    service = rendered.one("Service", "fq-fleetq-hub-webhook-service")["metadata"]["name"]
     assert f"{service}.{NAMESPACE}.svc" in certificate["spec"]["dnsNames"]
     expected = f"{NAMESPACE}/{certificate['metadata']['name']}"
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
