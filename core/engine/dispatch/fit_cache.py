@@ -26,12 +26,19 @@ DEFAULT_MAX_ENTRIES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
-class CachedFit:
+class Judgement:
+    """One worker judged for one workload; the rest is set only when it fits."""
+
     fit: WorkerFit
-    usage: Usage | None
-    pods: Pods | None
-    free_share_after: float | None
-    pending_workloads: int
+    usage: Usage | None = None
+    pods: Pods | None = None
+    free_share_after: float | None = None
+    pending_workloads: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CachedFit:
+    judgement: Judgement
     # Held so that the identities in the key stay unique while the entry lives.
     snapshot: CapacitySnapshot
     flavors: tuple[ResourceFlavor, ...]

@@ -57,6 +57,20 @@ class WorkerLoad:
 NO_LOAD = WorkerLoad()
 
 
+def add_usage(into: dict[str, dict[str, int]], usage: Usage, sign: int = 1) -> None:
+    """Add (`sign` -1: take away) flavor → resource amounts in place; zeros are dropped."""
+    for flavor, amounts in usage.items():
+        per_flavor = into.setdefault(flavor, {})
+        for resource, amount in amounts.items():
+            total = per_flavor.get(resource, 0) + sign * amount
+            if total:
+                per_flavor[resource] = total
+            else:
+                per_flavor.pop(resource, None)
+        if not per_flavor:
+            del into[flavor]
+
+
 class _Totals:
     """One worker's claims summed, kept up to date as claims come and go."""
 
@@ -76,16 +90,7 @@ class _Totals:
         if claim.cluster_queue is None:
             return
         queue = self.usage.setdefault(claim.cluster_queue, {})
-        for flavor, amounts in claim.usage.items():
-            per_flavor = queue.setdefault(flavor, {})
-            for resource, amount in amounts.items():
-                left = per_flavor.get(resource, 0) + sign * amount
-                if left:
-                    per_flavor[resource] = left
-                else:
-                    per_flavor.pop(resource, None)
-            if not per_flavor:
-                del queue[flavor]
+        add_usage(queue, claim.usage, sign)
         if not queue:
             del self.usage[claim.cluster_queue]
 
@@ -272,4 +277,8 @@ class LedgerLoads(Mapping[str, WorkerLoad]):
     def __contains__(self, worker: object) -> bool:
         if not isinstance(worker, str):
             return False
-        return self._ledger._load_of(worker, self._own, self._excluding) is not NO_LOAD
+        try:
+            self[worker]
+        except KeyError:
+            return False
+        return True

@@ -17,15 +17,22 @@ live in `nomination`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from core.engine.dispatch.capacity_fit import assess_worker, pods_by_flavor
 from core.engine.dispatch.capacity_snapshot import MAX_REPORT_AGE_SECONDS, CapacitySnapshot
-from core.engine.dispatch.fit_cache import CachedFit, FitCache, fit_key, shape_key
+from core.engine.dispatch.fit_cache import CachedFit, FitCache, Judgement, fit_key, shape_key
 from core.engine.dispatch.fit_verdict import FitVerdict, WorkerFit
-from core.engine.dispatch.in_flight import NO_LOAD, LedgerLoads, Pods, Usage, WorkerLoad
+from core.engine.dispatch.in_flight import (
+    NO_LOAD,
+    LedgerLoads,
+    Pods,
+    Usage,
+    WorkerLoad,
+    add_usage,
+)
 from core.engine.dispatch.node_packing import room_after
 from core.engine.dispatch.placement_policy import (
     FittingWorker,
@@ -117,10 +124,7 @@ def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
         if queue is None:
             continue
         usage = {flavor: dict(amounts) for flavor, amounts in queue.usage.items()}
-        for flavor, amounts in claimed.items():
-            per_flavor = usage.setdefault(flavor, {})
-            for resource, amount in amounts.items():
-                per_flavor[resource] = per_flavor.get(resource, 0) + amount
+        add_usage(usage, claimed)
         queues[name] = replace(queue, usage=usage)
     flavors = dict(snapshot.flavors)
     for flavor_name, groups in load.pods.items():
@@ -130,15 +134,6 @@ def with_load(snapshot: CapacitySnapshot, load: WorkerLoad) -> CapacitySnapshot:
     return replace(snapshot, cluster_queues=queues, flavors=flavors)
 
 
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    fit: WorkerFit
-    usage: Usage | None = None
-    pods: Pods | None = None
-    free_share_after: float | None = None
-    pending_workloads: int = 0
-
-
 def _judge(
     pod_sets: Sequence[PodSet],
     candidate: WorkerCandidate,
@@ -146,7 +141,7 @@ def _judge(
     *,
     now: float,
     max_age: float,
-) -> _Judged:
+) -> Judgement:
     snapshot = candidate.snapshot
     if snapshot is not None:
         snapshot = with_load(snapshot, load)
@@ -165,9 +160,9 @@ def _judge(
         else snapshot.cluster_queues.get(candidate.cluster_queue)
     )
     if fit.verdict is not FitVerdict.FITS or queue is None:
-        return _Judged(fit)
+        return Judgement(fit)
     takes = plan_usage(pod_sets, fit.flavors, queue)
-    return _Judged(
+    return Judgement(
         fit,
         usage=takes,
         pods={
@@ -193,6 +188,42 @@ def _claims(loads: Mapping[str, WorkerLoad] | None, worker: str) -> int:
     if isinstance(loads, LedgerLoads):
         return loads.claim_count(worker)
     return loads.get(worker, NO_LOAD).claims
+
+
+def _judge_cached(
+    pod_sets: Sequence[PodSet],
+    candidate: WorkerCandidate,
+    loads: Mapping[str, WorkerLoad] | None,
+    cache: FitCache | None,
+    shape: Hashable,
+    *,
+    now: float,
+    max_age: float,
+) -> Judgement:
+    """`_judge`, through the cache when the report is fresh and the claims nameable."""
+    snapshot = candidate.snapshot
+    version = _load_version(loads, candidate.name)
+    key = None
+    fresh = snapshot is not None and snapshot.is_fresh(now, max_age)
+    if cache is not None and snapshot is not None and version >= 0 and fresh:
+        key = fit_key(
+            candidate.name,
+            snapshot,
+            version,
+            candidate.cluster_queue,
+            candidate.flavor_specs,
+            shape,
+        )
+        entry = cache.get(key)
+        if entry is not None:
+            return entry.judgement
+    load = NO_LOAD if loads is None else loads.get(candidate.name, NO_LOAD)
+    judged = _judge(pod_sets, candidate, load, now=now, max_age=max_age)
+    if cache is not None and key is not None and snapshot is not None:
+        specs = candidate.flavor_specs
+        flavors = () if specs is None else tuple(specs.values())
+        cache.put(key, CachedFit(judged, snapshot, flavors))
+    return judged
 
 
 def decide_placement(
@@ -221,47 +252,7 @@ def decide_placement(
         if candidate.name in seen:
             continue
         seen.add(candidate.name)
-        judged = None
-        key = None
-        snapshot = candidate.snapshot
-        version = _load_version(loads, candidate.name)
-        cacheable = cache is not None and snapshot is not None and version >= 0
-        if cache is not None and snapshot is not None and cacheable:
-            if snapshot.is_fresh(now, max_age):
-                key = fit_key(
-                    candidate.name,
-                    snapshot,
-                    version,
-                    candidate.cluster_queue,
-                    candidate.flavor_specs,
-                    shape,
-                )
-            entry = None if key is None else cache.get(key)
-            if entry is not None:
-                judged = _Judged(
-                    entry.fit,
-                    entry.usage,
-                    entry.pods,
-                    entry.free_share_after,
-                    entry.pending_workloads,
-                )
-        if judged is None:
-            load = NO_LOAD if loads is None else loads.get(candidate.name, NO_LOAD)
-            judged = _judge(pod_sets, candidate, load, now=now, max_age=max_age)
-            if cache is not None and key is not None and snapshot is not None:
-                specs = candidate.flavor_specs
-                cache.put(
-                    key,
-                    CachedFit(
-                        fit=judged.fit,
-                        usage=judged.usage,
-                        pods=judged.pods,
-                        free_share_after=judged.free_share_after,
-                        pending_workloads=judged.pending_workloads,
-                        snapshot=snapshot,
-                        flavors=() if specs is None else tuple(specs.values()),
-                    ),
-                )
+        judged = _judge_cached(pod_sets, candidate, loads, cache, shape, now=now, max_age=max_age)
         fits.append(judged.fit)
         if judged.usage is not None and judged.free_share_after is not None:
             usage[candidate.name] = judged.usage

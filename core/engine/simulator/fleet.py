@@ -23,7 +23,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import cast
@@ -244,7 +243,6 @@ class FleetSimulation:
         self,
         scenario: FleetScenario,
         *,
-        on_decision: Callable[[], None] | None = None,
         fit_cache: bool = True,
     ) -> None:
         self.s = scenario
@@ -269,7 +267,6 @@ class FleetSimulation:
         self.withdrawals = 0
         self.max_claims = 0
         self.waits: list[float] = []
-        self.on_decision = on_decision
 
     def _at(self, when: float, kind: _Kind, payload: object) -> None:
         heapq.heappush(self.events, (when, int(kind), next(self._order), payload))
@@ -291,8 +288,6 @@ class FleetSimulation:
 
     def _decide(self, job: _Job, now: float) -> PlacementDecision:
         self.decisions += 1
-        if self.on_decision is not None:
-            self.on_decision()
         reported = {name: snap.observed_at for name, snap in self.seen.items()}
         loads = self.ledger.loads(reported, now, excluding=job.key)
         return decide_placement(
@@ -429,8 +424,7 @@ class FleetSimulation:
 def simulate_fleet(
     scenario: FleetScenario,
     *,
-    on_decision: Callable[[], None] | None = None,
     fit_cache: bool = True,
 ) -> FleetResult:
     """Run one scenario to the last admission (see the module docstring)."""
-    return FleetSimulation(scenario, on_decision=on_decision, fit_cache=fit_cache).run()
+    return FleetSimulation(scenario, fit_cache=fit_cache).run()
