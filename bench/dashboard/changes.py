@@ -14,7 +14,6 @@ work for them is in both windows and the difference is the dashboard's.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
@@ -100,11 +99,3 @@ async def _timed_write(
     for stream in streams:
         if marker in stream.stats.awaited:
             stream.stats.awaited[marker] = answered
-
-
-def percentile(values: Sequence[float], fraction: float) -> float | None:
-    """Nearest-rank percentile (None for no values)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]

@@ -33,7 +33,7 @@ from typing import Any
 import aiohttp
 import structlog
 
-from bench.dashboard.changes import ChangePlan, make_changes, percentile
+from bench.dashboard.changes import ChangePlan, make_changes
 from bench.dashboard.fleet_objects import DashboardFleet
 from bench.dashboard.stream_client import DashboardStream
 from bench.dashboard.workload_activity import WorkloadActivity
@@ -45,6 +45,7 @@ from bench.multikueue.worker_identity import mint_manager_kubeconfig
 from bench.scheduler.measured_process import cpu_seconds, peak_rss_kib
 from bench.scheduler.tuned_cluster import ApiserverTuning, TunedKwokctl
 from core.api.registry import kind_info
+from core.engine.nearest_rank import nearest_rank
 from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, TransportError
 from devfleet.fleet import Fleet
@@ -296,7 +297,7 @@ def _stream_figures(stream: DashboardStream, plan: ChangePlan) -> dict[str, Any]
 def _latency(streams: list[DashboardStream], changes: int) -> dict[str, Any]:
     values = [v for s in streams for v in s.stats.seen.values()]
     missed = sum(len(s.stats.awaited) for s in streams)
-    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
+    p50, p99 = nearest_rank(values, 0.5), nearest_rank(values, 0.99)
     return {
         "changes": changes * len(streams),
         "seen": len(values),

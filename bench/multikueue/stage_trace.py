@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.api.kube_time import parse_time
+from core.engine.nearest_rank import nearest_rank
 
 LOG_FILES = ("hub.log", "agent-*.log")
 """Logs a fleetq leg keeps in its workdir."""
@@ -90,8 +90,9 @@ def milestones(source: str, lines: Iterable[str], phase: str = "") -> Iterator[M
         yield Milestone(workload, stage, at.timestamp())
 
 
-def _nearest_rank(ordered: list[float], fraction: float) -> float:
-    return ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+def _rank(values: list[float], fraction: float) -> float:
+    """nearest_rank of a step's durations, of which there is always at least one."""
+    return nearest_rank(values, fraction) or 0.0
 
 
 def step_figures(points: Iterable[Milestone]) -> list[StepFigures]:
@@ -111,8 +112,8 @@ def step_figures(points: Iterable[Milestone]) -> list[StepFigures]:
             StepFigures(
                 step=step,
                 count=len(values),
-                p50=_nearest_rank(values, 0.5),
-                p90=_nearest_rank(values, 0.9),
+                p50=_rank(values, 0.5),
+                p90=_rank(values, 0.9),
                 longest=values[-1],
                 total=sum(values),
             )
