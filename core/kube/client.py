@@ -6,6 +6,8 @@ Guarantees:
 - every write is counted by verb and resource (`WriteCounter`), also when it fails;
 - bodies go out as JSON bytes (typed structs via msgspec, dicts via orjson) and come back
   decoded with msgspec into the type asked for, or into plain dicts;
+- an answer the apiserver marks "try again after N seconds" (429, or 5xx with Retry-After)
+  is retried after that wait, up to `MAX_RETRY_AFTER_ATTEMPTS` times, as client-go does;
 - failures raise typed errors from core.kube.errors (`NotFound`, `Conflict`, `Invalid`...
   carrying the apiserver's message) or `TransportError` when no answer arrived.
 Any resource is reachable given group/version/plural (see core.kube.resources); the
@@ -24,10 +26,11 @@ from typing import Any, TypeVar, overload
 
 import aiohttp
 import structlog
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from core.kube.body_codec import Body, ListPage, decode_body, encode_body, page_type
 from core.kube.cluster_config import ClusterConfig, KubeconfigPolicy, from_kubeconfig
-from core.kube.errors import TransportError, error_from_response
+from core.kube.errors import ApiError, TooManyRequests, TransportError, error_from_response
 from core.kube.object_meta import namespace_of
 from core.kube.rate_limit import TokenBucket
 from core.kube.resources import ResourceRef, collection_path, object_path, resource_label
@@ -41,6 +44,10 @@ DEFAULT_BURST = 100
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 LIST_PAGE_SIZE = 500
+# client-go's default: ten tries of an answer that names its own Retry-After.
+MAX_RETRY_AFTER_ATTEMPTS = 10
+# A Retry-After longer than this is waited for only this long before the next try.
+MAX_RETRY_AFTER_SECONDS = 30.0
 
 
 class PatchType(enum.StrEnum):
@@ -69,6 +76,8 @@ class KubeClient:
         self.name = config.name
         self.rate_limiter = TokenBucket(qps, burst)
         self.writes = WriteCounter()
+        # Answers retried after their Retry-After (429s of priority and fairness, mostly).
+        self.retried_after = 0
         self.timeout_seconds = timeout_seconds
         self.connect_timeout_seconds = connect_timeout_seconds
         self.log = structlog.get_logger("core.kube").bind(cluster=config.name)
@@ -129,8 +138,54 @@ class KubeClient:
         timeout_seconds: float | None = None,
         write: tuple[WriteVerb, str] | None = None,
     ) -> bytes:
-        """Send one request and return the response body; error statuses raise."""
+        """Send one request and return the response body; error statuses raise.
+
+        An answer that names its own Retry-After (priority and fairness throttling, a
+        storage re-initialising) is tried again after that wait: the apiserver did not
+        act on it, so this is safe for writes too.
+        """
         data = None if body is None else encode_body(body)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(_asks_to_retry),
+            wait=_retry_after_wait,
+            stop=stop_after_attempt(MAX_RETRY_AFTER_ATTEMPTS),
+            reraise=True,
+            before_sleep=self._log_retry_after,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._request_once(
+                    method,
+                    path,
+                    query=query,
+                    data=data,
+                    content_type=content_type,
+                    timeout_seconds=timeout_seconds,
+                    write=write,
+                )
+        raise AssertionError("unreachable: tenacity re-raises the last failure")
+
+    def _log_retry_after(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        self.retried_after += 1
+        self.log.info(
+            "kube.retry_after",
+            attempt=state.attempt_number,
+            wait_seconds=round(state.upcoming_sleep, 3),
+            error=str(error),
+        )
+
+    async def _request_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None,
+        data: bytes | None,
+        content_type: str,
+        timeout_seconds: float | None,
+        write: tuple[WriteVerb, str] | None,
+    ) -> bytes:
         await self.rate_limiter.acquire()
         headers = await self._headers(content_type if data is not None else None)
         failed = True
@@ -576,3 +631,16 @@ def _body_namespace(body: Body) -> str | None:
         return namespace_of(body) or None
     except AttributeError:
         return None
+
+
+def _asks_to_retry(error: BaseException) -> bool:
+    """client-go's rule: a 429, or a 5xx, that names how long to wait before trying again."""
+    if not isinstance(error, ApiError) or error.retry_after_seconds is None:
+        return False
+    return isinstance(error, TooManyRequests) or error.status >= 500
+
+
+def _retry_after_wait(state: RetryCallState) -> float:
+    error = state.outcome.exception() if state.outcome is not None else None
+    seconds = error.retry_after_seconds if isinstance(error, ApiError) else None
+    return min(MAX_RETRY_AFTER_SECONDS, seconds or 0.0)

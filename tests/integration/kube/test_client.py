@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 import yaml
@@ -15,11 +16,24 @@ from core.api.meta import ObjectMeta
 from core.kube.client import KubeClient, PatchType
 from core.kube.cluster_config import KubeconfigPolicy
 from core.kube.errors import AlreadyExists, Conflict, Invalid, NotFound
-from core.kube.resources import CONFIGMAPS, NAMESPACES
+from core.kube.resources import CONFIGMAPS, NAMESPACES, Resource
 from core.kube.write_counter import WriteVerb
+from devfleet.chart_install import mint_identity
 from devfleet.cluster_access import RunningFleet
 
 ClientFactory = Callable[..., Awaitable[KubeClient]]
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", kind="RoleBinding")
+FLOW_SCHEMAS = Resource(
+    "flowcontrol.apiserver.k8s.io", "v1", "flowschemas", namespaced=False, kind="FlowSchema"
+)
+PRIORITY_LEVELS = Resource(
+    "flowcontrol.apiserver.k8s.io",
+    "v1",
+    "prioritylevelconfigurations",
+    namespaced=False,
+    kind="PriorityLevelConfiguration",
+)
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
@@ -209,3 +223,114 @@ async def test_a_self_contained_kubeconfig_passes_the_strict_secrets_policy(
     ) as client:
         namespaces, _ = await client.list_all(NAMESPACES, into=dict)
     assert "default" in {item["metadata"]["name"] for item in namespaces}
+
+
+async def test_a_throttled_request_waits_out_retry_after_and_then_succeeds(
+    kube: KubeClient, lite_fleet: RunningFleet, namespace: str, tmp_path: Path
+) -> None:
+    """Priority and fairness answers 429 with Retry-After; the client tries again after it.
+
+    A priority level with no seats (a "jail") rejects every request of the ServiceAccount
+    its FlowSchema matches; giving the level seats while the client waits lets its next
+    try through. Without the retry the first 429 would raise.
+    """
+    account, level = f"throttled-{namespace}", f"jail-{namespace}"
+    await kube.create(SERVICE_ACCOUNTS, {"metadata": {"name": account, "namespace": namespace}})
+    await kube.create(
+        ROLE_BINDINGS,
+        {
+            "metadata": {"name": account, "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "view",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        },
+        namespace=namespace,
+    )
+    await kube.create(PRIORITY_LEVELS, _jail_level(level, shares=0))
+    await kube.create(FLOW_SCHEMAS, _flow_schema(level, account, namespace))
+    try:
+        identity = mint_identity(
+            lite_fleet.manager,
+            namespace=namespace,
+            service_account=account,
+            release=account,
+            path=tmp_path / "throttled.kubeconfig",
+        )
+        throttled = await KubeClient.from_kubeconfig(identity.kubeconfig, name="throttled")
+        try:
+            read = asyncio.create_task(
+                throttled.request("GET", f"/api/v1/namespaces/{namespace}/configmaps")
+            )
+            async with asyncio.timeout(30):
+                while throttled.retried_after == 0:
+                    assert not read.done(), f"answered without being throttled: {read}"
+                    await asyncio.sleep(0.1)
+            await kube.patch(
+                PRIORITY_LEVELS,
+                level,
+                {"spec": {"limited": {"nominalConcurrencyShares": 10}}},
+            )
+            async with asyncio.timeout(60):
+                answer = await read
+            assert b'"kind":"ConfigMapList"' in answer.replace(b" ", b"")
+            assert throttled.retried_after >= 1
+        finally:
+            await throttled.close()
+    finally:
+        await kube.delete(FLOW_SCHEMAS, level)
+        await kube.delete(PRIORITY_LEVELS, level)
+
+
+def _jail_level(name: str, *, shares: int) -> dict[str, object]:
+    """A priority level that lends nothing and borrows nothing: `shares` 0 gives no seats."""
+    return {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": name},
+        "spec": {
+            "type": "Limited",
+            "limited": {
+                "nominalConcurrencyShares": shares,
+                "lendablePercent": 0,
+                "borrowingLimitPercent": 0,
+                "limitResponse": {"type": "Reject"},
+            },
+        },
+    }
+
+
+def _flow_schema(level: str, account: str, namespace: str) -> dict[str, object]:
+    """Every request of the ServiceAccount goes to `level` (ahead of the built-in schemas)."""
+    return {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+        "kind": "FlowSchema",
+        "metadata": {"name": level},
+        "spec": {
+            "matchingPrecedence": 100,
+            "priorityLevelConfiguration": {"name": level},
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [
+                {
+                    "subjects": [
+                        {
+                            "kind": "ServiceAccount",
+                            "serviceAccount": {"name": account, "namespace": namespace},
+                        }
+                    ],
+                    "resourceRules": [
+                        {
+                            "verbs": ["*"],
+                            "apiGroups": ["*"],
+                            "resources": ["*"],
+                            "namespaces": ["*"],
+                            "clusterScope": True,
+                        }
+                    ],
+                    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                }
+            ],
+        },
+    }
