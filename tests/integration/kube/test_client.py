@@ -20,10 +20,9 @@ from core.kube.resources import CONFIGMAPS, NAMESPACES, Resource
 from core.kube.write_counter import WriteVerb
 from devfleet.chart_install import mint_identity
 from devfleet.cluster_access import RunningFleet
+from tests.integration.rbac_resources import ROLE_BINDINGS, SERVICE_ACCOUNTS
 
 ClientFactory = Callable[..., Awaitable[KubeClient]]
-SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
-ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", kind="RoleBinding")
 FLOW_SCHEMAS = Resource(
     "flowcontrol.apiserver.k8s.io", "v1", "flowschemas", namespaced=False, kind="FlowSchema"
 )
