@@ -7,7 +7,8 @@ Guarantees:
 - bodies go out as JSON bytes (typed structs via msgspec, dicts via orjson) and come back
   decoded with msgspec into the type asked for, or into plain dicts;
 - an answer the apiserver marks "try again after N seconds" (429, or 5xx with Retry-After)
-  is retried after that wait, up to `MAX_RETRY_AFTER_ATTEMPTS` times, as client-go does;
+  is retried after that wait, up to `MAX_RETRY_AFTER_ATTEMPTS` times (as client-go does)
+  and never past the call's own timeout;
 - failures raise typed errors from core.kube.errors (`NotFound`, `Conflict`, `Invalid`...
   carrying the apiserver's message) or `TransportError` when no answer arrived.
 Any resource is reachable given group/version/plural (see core.kube.resources); the
@@ -26,7 +27,13 @@ from typing import Any, TypeVar, overload
 
 import aiohttp
 import structlog
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+)
 
 from core.kube.body_codec import Body, ListPage, decode_body, encode_body, page_type
 from core.kube.cluster_config import ClusterConfig, KubeconfigPolicy, from_kubeconfig
@@ -148,7 +155,9 @@ class KubeClient:
         retrying = AsyncRetrying(
             retry=retry_if_exception(_asks_to_retry),
             wait=_retry_after_wait,
-            stop=stop_after_attempt(MAX_RETRY_AFTER_ATTEMPTS),
+            # Never longer in all than one call may take: a caller's deadline still holds.
+            stop=stop_after_attempt(MAX_RETRY_AFTER_ATTEMPTS)
+            | stop_after_delay(timeout_seconds or self.timeout_seconds),
             reraise=True,
             before_sleep=self._log_retry_after,
         )
