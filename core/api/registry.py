@@ -16,6 +16,7 @@ from core.api.cohort import Cohort
 from core.api.groups import FLEETQ_GROUP, FLEETQ_VERSION, KUEUE_GROUP, KUEUE_VERSION
 from core.api.local_queue import LocalQueue
 from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue_cluster_set import MultiKueueClusterSet
 from core.api.resource_flavor import ResourceFlavor
 from core.api.topology import Topology
 from core.api.worker_capacity import WorkerCapacity
@@ -249,6 +250,19 @@ KINDS: tuple[KindInfo, ...] = (
             PrinterColumn("Observed", ".status.observedTime", "date", "Age of the report"),
             _AGE,
         ),
+    ),
+    KindInfo(
+        group=FLEETQ_GROUP,
+        version=FLEETQ_VERSION,
+        kind="MultiKueueClusterSet",
+        plural="multikueueclustersets",
+        singular="multikueueclusterset",
+        scope=Scope.CLUSTER,
+        type=MultiKueueClusterSet,
+        short_names=("mkset",),
+        categories=("fleetq",),
+        status_subresource=False,
+        printer_columns=(_AGE,),
     ),
 )
 
