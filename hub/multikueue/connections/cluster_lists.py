@@ -4,9 +4,9 @@ MultiKueueClusterSets alike, and notice when that list changes.
 Dispatch (through the registry) and the admission-check controller both ask it, so a
 config and a set are used the same way: same order, same missing-cluster reporting. A
 set's membership is computed once and kept until a set or a cluster changes in a way that
-can change it (created, deleted, relabelled, respecified); status updates of clusters
-never cost a recomputation. Listeners hear the reference of a list whose clusters changed;
-they must be quick (enqueue, no I/O).
+can change it (a set respecified, a cluster entering or leaving its selection); status
+updates of clusters never cost a recomputation. Listeners hear the reference of a list
+whose clusters changed; they must be quick (enqueue, no I/O).
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ from hub.multikueue.connections.cluster_list_reference import (
     MULTIKUEUE_CONFIG_KIND,
     ClusterListRef,
 )
-from hub.multikueue.connections.cluster_set_members import set_members, set_problem
+from hub.multikueue.connections.cluster_set_members import (
+    selected_by,
+    set_members,
+    set_problem,
+)
 
 ListListener = Callable[[ClusterListRef], None]
 
@@ -64,9 +68,9 @@ class ClusterLists:
         )
         clusters.add_handlers(
             EventHandlers(
-                on_add=self._membership_may_change,
-                on_update=self._cluster_updated,
-                on_delete=self._membership_may_change,
+                on_add=lambda cluster: self._membership_may_change(None, cluster),
+                on_update=self._membership_may_change,
+                on_delete=lambda cluster: self._membership_may_change(cluster, None),
             )
         )
 
@@ -132,18 +136,13 @@ class ClusterLists:
         if old.spec != new.spec:
             self._set_changed(new)
 
-    def _cluster_updated(self, old: MultiKueueCluster, new: MultiKueueCluster) -> None:
-        if old.metadata.labels != new.metadata.labels:
-            self._membership_may_change(new)
-
-    def _membership_may_change(self, cluster: MultiKueueCluster) -> None:
-        """A cluster came, went or was relabelled: tell the selecting sets whose members
-        changed (a listed name is a member whether or not its cluster exists)."""
+    def _membership_may_change(
+        self, old: MultiKueueCluster | None, new: MultiKueueCluster | None
+    ) -> None:
+        """A cluster came, went or changed: tell the sets it entered or left through their
+        selector (a listed name is a member whether or not its cluster exists). O(sets)."""
         for cluster_set in self._sets.store:
-            if cluster_set.spec.cluster_selector is None:
-                continue
-            name = cluster_set.metadata.name
-            before = self._resolved.pop(name, None)
-            after = self.resolve(ClusterListRef(MULTIKUEUE_CLUSTER_SET_KIND, name))
-            if before != after:
-                self._publish(ClusterListRef(MULTIKUEUE_CLUSTER_SET_KIND, name))
+            was = old is not None and selected_by(cluster_set, old)
+            now = new is not None and selected_by(cluster_set, new)
+            if was != now:
+                self._set_changed(cluster_set)

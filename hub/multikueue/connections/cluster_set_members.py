@@ -29,18 +29,20 @@ def set_members(
     cluster_set: MultiKueueClusterSet, clusters: Iterable[MultiKueueCluster]
 ) -> tuple[str, ...]:
     """The set's cluster names in dispatch order (see module docstring); assumes a valid set."""
-    listed = tuple(cluster_set.spec.clusters)
-    if cluster_set.spec.cluster_selector is None:
-        return listed
-    selector = label_selector(to_builtins(cluster_set.spec.cluster_selector))
-    taken = set(listed)
     selected = sorted(
-        cluster.metadata.name
-        for cluster in clusters
-        if cluster.metadata.name not in taken
-        and label_selector_matches(selector, cluster.metadata.labels)
+        cluster.metadata.name for cluster in clusters if selected_by(cluster_set, cluster)
     )
-    return listed + tuple(selected)
+    return (*cluster_set.spec.clusters, *selected)
+
+
+def selected_by(cluster_set: MultiKueueClusterSet, cluster: MultiKueueCluster) -> bool:
+    """Whether the set holds `cluster` through its selector (a listed one is held anyway)."""
+    if cluster_set.spec.cluster_selector is None:
+        return False
+    if cluster.metadata.name in cluster_set.spec.clusters:
+        return False
+    selector = label_selector(to_builtins(cluster_set.spec.cluster_selector))
+    return label_selector_matches(selector, cluster.metadata.labels)
 
 
 def empty_set_message(name: str) -> str:
