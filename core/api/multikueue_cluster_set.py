@@ -60,6 +60,6 @@ class MultiKueueClusterSet(ApiStruct):
     api_version: str = always(FLEETQ_API_VERSION)
     kind: str = always(MULTIKUEUE_CLUSTER_SET_KIND)
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
-    spec: Annotated[MultiKueueClusterSetSpec, doc("Member clusters.")] = msgspec.field(
-        default_factory=MultiKueueClusterSetSpec
+    spec: Annotated[MultiKueueClusterSetSpec, doc("Member clusters.", required=True)] = (
+        msgspec.field(default_factory=MultiKueueClusterSetSpec)
     )

@@ -82,17 +82,19 @@ def validate_multikueue_config(config: MultiKueueConfig) -> list[FieldError]:
 
 
 def validate_multikueue_cluster_set(cluster_set: MultiKueueClusterSet) -> list[FieldError]:
-    """Names must not be empty and the selector must be one the apiserver could evaluate
-    (the schema keeps the selector as metav1's, so an unknown operator gets past it)."""
+    """The set lists or selects (its schema's rule), names are not empty, and the selector
+    is one a cluster could match (the schema keeps metav1's shape, so an unknown operator
+    gets past the apiserver)."""
     path = ROOT.child("spec")
+    spec = cluster_set.spec
+    if not spec.clusters and spec.cluster_selector is None:
+        return [required(path, "at least one of clusters and clusterSelector must be set")]
     errors = [
         required(path.child("clusters").index(position))
-        for position, name in enumerate(cluster_set.spec.clusters)
+        for position, name in enumerate(spec.clusters)
         if not name
     ]
-    errors += validate_label_selector(
-        cluster_set.spec.cluster_selector, path.child("clusterSelector")
-    )
+    errors += validate_label_selector(spec.cluster_selector, path.child("clusterSelector"))
     return errors
 
 

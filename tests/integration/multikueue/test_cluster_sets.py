@@ -13,12 +13,14 @@ import asyncio
 import pytest
 
 from core.kube.errors import Invalid
+from core.kube.resources import JOBS
 from tests.builders import AdmissionCheck, MultiKueueCluster, MultiKueueClusterSet
 from tests.integration.multikueue.dispatch_harness import (
     CAPACITY_AWARE,
     CHECKS,
     CLUSTER_SETS,
     CLUSTERS,
+    PREBUILT_LABEL,
     SET_LABEL,
     Fleet,
     eventually,
@@ -54,6 +56,8 @@ async def test_a_check_on_a_25_cluster_set_is_active_and_dispatches_to_its_25th(
     await mk.admit_on(1, name)
     local = await mk.wait_check(name, "Ready")
     assert local["status"]["clusterName"] == mk.clusters[1]
+    remote_job = await mk.wait_remote(1, "wide", JOBS)  # the Job follows its Workload
+    assert remote_job["metadata"]["labels"][PREBUILT_LABEL] == name
 
     # A labelled cluster joins the set without a restart (inactive: no such Secret) ...
     late = f"late-{mk.suffix}"

@@ -76,6 +76,15 @@ def test_a_set_takes_a_thousand_clusters_and_refuses_more_or_a_duplicate() -> No
     assert [error.path for error in twice] == ["spec.clusters[2]"]
 
 
+def test_a_set_that_neither_lists_nor_selects_is_invalid() -> None:
+    (error,) = validate(cluster_set(SetBuilder("nothing").spec()))
+    assert (error.path, error.message) == (
+        "spec",
+        "at least one of clusters and clusterSelector must be set",
+    )
+    assert validate(cluster_set(SetBuilder("all").selector({}))) == []
+
+
 def test_a_selector_the_apiserver_lets_through_is_still_reported_as_invalid() -> None:
     bad = cluster_set(SetBuilder("bad").selector(None, {"key": "pool", "operator": "Matches"}))
     problem = set_problem(bad)
@@ -210,3 +219,4 @@ def test_the_schema_needs_clusters_or_a_selector_and_bounds_the_list_at_a_thousa
         }
     ]
     assert spec["properties"]["clusters"]["maxItems"] == 1000
+    assert "spec" in root_schema(MultiKueueClusterSet)["required"]
