@@ -65,7 +65,11 @@ async def test_a_check_on_a_25_cluster_set_is_active_and_dispatches_to_its_25th(
     await mk.create(mk.manager, CLUSTERS, joining.obj())
     condition = await mk.wait_check_active(mk.check, "SomeActiveClusters")
     assert (condition["status"], condition["message"]) == ("True", f"Inactive clusters: [{late}]")
-    assert [view.name for view in registry.workers_for_check(mk.check)][-1] == late
+    assert [view.name for view in registry.workers_for_check(mk.check)] == [
+        *aliases,
+        late,
+        *mk.clusters,
+    ]
 
     # ... and leaves it when its label goes.
     await mk.manager.patch(CLUSTERS, late, {"metadata": {"labels": {SET_LABEL: None}}})
