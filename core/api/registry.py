@@ -7,6 +7,7 @@ short names, so adding a kind is one entry here.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from core.api.admission_check import AdmissionCheck
@@ -16,6 +17,7 @@ from core.api.cohort import Cohort
 from core.api.groups import FLEETQ_GROUP, FLEETQ_VERSION, KUEUE_GROUP, KUEUE_VERSION
 from core.api.local_queue import LocalQueue
 from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue_cluster_set import MultiKueueClusterSet
 from core.api.resource_flavor import ResourceFlavor
 from core.api.topology import Topology
 from core.api.worker_capacity import WorkerCapacity
@@ -86,33 +88,42 @@ _KUEUE = ("kueue",)
 _AGE = PrinterColumn("Age", ".metadata.creationTimestamp", "date", "Time since creation")
 
 
-def _kueue(
+def _kind(
     kind: str,
     plural: str,
     scope: Scope,
     type_: type[ApiStruct],
     *,
+    group: str = KUEUE_GROUP,
+    version: str = KUEUE_VERSION,
+    categories: tuple[str, ...] = _KUEUE,
     short_names: tuple[str, ...] = (),
     status_subresource: bool = True,
     printer_columns: tuple[PrinterColumn, ...] = (),
 ) -> KindInfo:
+    """A kind of upstream's group unless `group`, `version` and `categories` say otherwise."""
     return KindInfo(
-        group=KUEUE_GROUP,
-        version=KUEUE_VERSION,
+        group=group,
+        version=version,
         kind=kind,
         plural=plural,
         singular=kind.lower(),
         scope=scope,
         type=type_,
         short_names=short_names,
-        categories=_KUEUE,
+        categories=categories,
         status_subresource=status_subresource,
         printer_columns=printer_columns,
     )
 
 
+_fleetq = functools.partial(
+    _kind, group=FLEETQ_GROUP, version=FLEETQ_VERSION, categories=("fleetq",)
+)
+"""A kind of fleetq's own group."""
+
 KINDS: tuple[KindInfo, ...] = (
-    _kueue(
+    _kind(
         "ResourceFlavor",
         "resourceflavors",
         Scope.CLUSTER,
@@ -120,7 +131,7 @@ KINDS: tuple[KindInfo, ...] = (
         short_names=("flavor", "flavors", "rf"),
         status_subresource=False,
     ),
-    _kueue(
+    _kind(
         "ClusterQueue",
         "clusterqueues",
         Scope.CLUSTER,
@@ -150,7 +161,7 @@ KINDS: tuple[KindInfo, ...] = (
             ),
         ),
     ),
-    _kueue(
+    _kind(
         "LocalQueue",
         "localqueues",
         Scope.NAMESPACED,
@@ -172,8 +183,8 @@ KINDS: tuple[KindInfo, ...] = (
             ),
         ),
     ),
-    _kueue("Cohort", "cohorts", Scope.CLUSTER, Cohort),
-    _kueue(
+    _kind("Cohort", "cohorts", Scope.CLUSTER, Cohort),
+    _kind(
         "Workload",
         "workloads",
         Scope.NAMESPACED,
@@ -202,7 +213,7 @@ KINDS: tuple[KindInfo, ...] = (
             _AGE,
         ),
     ),
-    _kueue(
+    _kind(
         "WorkloadPriorityClass",
         "workloadpriorityclasses",
         Scope.CLUSTER,
@@ -210,8 +221,8 @@ KINDS: tuple[KindInfo, ...] = (
         status_subresource=False,
         printer_columns=(PrinterColumn("Value", ".value", "integer", "Priority value"),),
     ),
-    _kueue("AdmissionCheck", "admissionchecks", Scope.CLUSTER, AdmissionCheck),
-    _kueue(
+    _kind("AdmissionCheck", "admissionchecks", Scope.CLUSTER, AdmissionCheck),
+    _kind(
         "MultiKueueCluster",
         "multikueueclusters",
         Scope.CLUSTER,
@@ -226,29 +237,34 @@ KINDS: tuple[KindInfo, ...] = (
             _AGE,
         ),
     ),
-    _kueue(
+    _kind(
         "MultiKueueConfig",
         "multikueueconfigs",
         Scope.CLUSTER,
         MultiKueueConfig,
         status_subresource=False,
     ),
-    _kueue("Topology", "topologies", Scope.CLUSTER, Topology, status_subresource=False),
-    KindInfo(
-        group=FLEETQ_GROUP,
-        version=FLEETQ_VERSION,
-        kind="WorkerCapacity",
-        plural="workercapacities",
-        singular="workercapacity",
-        scope=Scope.CLUSTER,
-        type=WorkerCapacity,
+    _kind("Topology", "topologies", Scope.CLUSTER, Topology, status_subresource=False),
+    _fleetq(
+        "WorkerCapacity",
+        "workercapacities",
+        Scope.CLUSTER,
+        WorkerCapacity,
         short_names=("wcap",),
-        categories=("fleetq",),
         printer_columns=(
             PrinterColumn("Cluster", ".spec.clusterName", "string", "Worker the report is about"),
             PrinterColumn("Observed", ".status.observedTime", "date", "Age of the report"),
             _AGE,
         ),
+    ),
+    _fleetq(
+        "MultiKueueClusterSet",
+        "multikueueclustersets",
+        Scope.CLUSTER,
+        MultiKueueClusterSet,
+        short_names=("mkset",),
+        status_subresource=False,
+        printer_columns=(_AGE,),
     ),
 )
 

@@ -31,7 +31,7 @@ from tests.builders.base import (
     owner_reference,
 )
 from tests.builders.deployment import Deployment, kwok_inference
-from tests.builders.fleetq import WorkerCapacity
+from tests.builders.fleetq import MultiKueueClusterSet, WorkerCapacity
 from tests.builders.job import GPU, JOB_IMAGE, Job, kwok_job
 from tests.builders.jobset import JobSet, kwok_jobset
 from tests.builders.kubeflow import (
@@ -103,6 +103,7 @@ __all__ = [
     "LeaderWorkerSet",
     "LocalQueue",
     "MultiKueueCluster",
+    "MultiKueueClusterSet",
     "MultiKueueConfig",
     "ObjectBuilder",
     "Pod",

@@ -29,3 +29,9 @@ class AdmissionCheck(ObjectBuilder):
         return self.controller_name(MULTIKUEUE_CONTROLLER).parameters(
             "kueue.x-k8s.io", "MultiKueueConfig", config
         )
+
+    def multikueue_set(self, cluster_set: str) -> Self:
+        """MultiKueue's check, dispatching to the members of MultiKueueClusterSet `cluster_set`."""
+        return self.controller_name(MULTIKUEUE_CONTROLLER).parameters(
+            "fleetq.dev", "MultiKueueClusterSet", cluster_set
+        )

@@ -136,6 +136,9 @@ def sample(kind: str) -> dict[str, Any]:
         "WorkerCapacity": {
             "spec": {"clusterName": "worker-1"},
         },
+        "MultiKueueClusterSet": {
+            "spec": {"clusters": ["worker-1"], "clusterSelector": {"matchLabels": {"pool": "a"}}}
+        },
     }
     info = BY_KIND[kind]
     return {"apiVersion": info.api_version, "kind": kind, "metadata": meta, **specs[kind]}
@@ -513,6 +516,16 @@ REJECTED: list[tuple[str, dict[str, Any], str]] = [
             }
         ),
         "template.spec.resources.requests.cpu: Invalid value",
+    ),
+    (
+        "MultiKueueClusterSet that neither lists nor selects",
+        _manifest("MultiKueueClusterSet", {"spec": {}}),
+        "at least one of clusters and clusterSelector must be set",
+    ),
+    (
+        "MultiKueueClusterSet listing more than 1000 clusters",
+        _manifest("MultiKueueClusterSet", {"spec": {"clusters": [f"w-{i}" for i in range(1001)]}}),
+        "must have at most 1000 items",
     ),
     (
         "WorkloadPriorityClass description too long",

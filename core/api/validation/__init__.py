@@ -17,11 +17,13 @@ from core.api.cluster_queue import ClusterQueue
 from core.api.cohort import Cohort
 from core.api.local_queue import LocalQueue
 from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue_cluster_set import MultiKueueClusterSet
 from core.api.resource_flavor import ResourceFlavor
 from core.api.topology import Topology
 from core.api.validation.cluster_objects import (
     validate_admission_check_update,
     validate_multikueue_cluster,
+    validate_multikueue_cluster_set,
     validate_multikueue_config,
     validate_resource_flavor,
     validate_resource_flavor_update,
@@ -50,6 +52,7 @@ _CREATE: dict[type[Any], Callable[[Any], list[FieldError]]] = {
     Workload: validate_workload,
     MultiKueueCluster: validate_multikueue_cluster,
     MultiKueueConfig: validate_multikueue_config,
+    MultiKueueClusterSet: validate_multikueue_cluster_set,
     Topology: validate_topology,
 }
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from core.api.admission_check import AdmissionCheck
 from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue_cluster_set import MultiKueueClusterSet
 from core.api.resource_flavor import ResourceFlavor
 from core.api.topology import HOSTNAME_LABEL, Topology
 from core.api.validation.field_errors import ROOT, FieldError, duplicate, invalid, required
-from core.api.validation.labels import validate_labels
+from core.api.validation.labels import validate_label_selector, validate_labels
 from core.api.validation.placement import validate_taints, validate_tolerations
 
 
@@ -77,6 +78,23 @@ def validate_multikueue_config(config: MultiKueueConfig) -> list[FieldError]:
     for position, name in enumerate(config.spec.clusters):
         if not name:
             errors.append(required(ROOT.child("spec", "clusters").index(position)))
+    return errors
+
+
+def validate_multikueue_cluster_set(cluster_set: MultiKueueClusterSet) -> list[FieldError]:
+    """The set lists or selects (its schema's rule), names are not empty, and the selector
+    is one a cluster could match (the schema keeps metav1's shape, so an unknown operator
+    gets past the apiserver)."""
+    path = ROOT.child("spec")
+    spec = cluster_set.spec
+    if not spec.clusters and spec.cluster_selector is None:
+        return [required(path, "at least one of clusters and clusterSelector must be set")]
+    errors = [
+        required(path.child("clusters").index(position))
+        for position, name in enumerate(spec.clusters)
+        if not name
+    ]
+    errors += validate_label_selector(spec.cluster_selector, path.child("clusterSelector"))
     return errors
 
 

@@ -43,8 +43,10 @@ VALIDATED_KINDS: Final = (
     "MultiKueueConfig",
     "MultiKueueCluster",
     "WorkloadPriorityClass",
+    "MultiKueueClusterSet",
 )
-"""The kueue.x-k8s.io kinds whose creates and updates the hub validates."""
+"""The kueue.x-k8s.io kinds (and fleetq.dev's MultiKueueClusterSet, whose selector its schema
+cannot check) whose creates and updates the hub validates."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,16 @@
-"""Reconcile MultiKueue AdmissionChecks: Active from their config and its clusters' health.
+"""Reconcile MultiKueue AdmissionChecks: Active from their cluster list and its clusters' health.
 
-Only checks whose controllerName is `kueue.x-k8s.io/multikueue` are touched. The check is
-`Active` when every listed cluster is Active, still True (`SomeActiveClusters`) when some
-are, and False (`NoUsableClusters`) when none are, naming the missing and the inactive
-ones; parameters that do not reference an existing MultiKueueConfig make it False
-`BadConfig`. Reasons and messages are upstream's. A check is reconciled again when it
-changes, when its config's cluster list changes, and when the Active condition of one of
-those clusters changes; a cluster's Active is read from its status, the same source
-upstream and every user looks at.
+Only checks whose controllerName is `kueue.x-k8s.io/multikueue` are touched. Their
+parameters name a MultiKueueConfig (upstream's) or a MultiKueueClusterSet (fleetq's, for
+more than 20 clusters); both are judged alike. The check is `Active` when every listed
+cluster is Active, still True (`SomeActiveClusters`) when some are, and False
+(`NoUsableClusters`) when none are, naming the missing and the inactive ones; parameters
+that do not reference an existing config or set, or a set that cannot be used (an invalid
+selector), make it False `BadConfig`; a set that holds no cluster is `NoUsableClusters`.
+Reasons and messages are upstream's. A check is reconciled again when it changes, when
+its list's clusters change (a set's members follow cluster labels), and when the Active
+condition of one of those clusters changes; a cluster's Active is read from its status,
+the same source upstream and every user looks at.
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ import structlog
 
 from core.api.admission_check import AdmissionCheck
 from core.api.codec import to_builtins
-from core.api.groups import KUEUE_GROUP
 from core.api.meta import ConditionStatus
-from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME, MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue import MULTIKUEUE_CONTROLLER_NAME, MultiKueueCluster
 from core.api.registry import kind_info
 from core.kube.client import KubeClient
 from core.kube.errors import NotFound
@@ -40,35 +42,48 @@ from hub.multikueue.connections.active_condition import (
     go_list,
     with_condition,
 )
-from hub.multikueue.connections.registry import MULTIKUEUE_CONFIG_KIND, config_reference
+from hub.multikueue.connections.cluster_list_reference import (
+    ClusterListRef,
+    cluster_list_reference,
+    parameters_problem,
+)
+from hub.multikueue.connections.cluster_lists import ClusterLists, Resolution
+from hub.multikueue.connections.cluster_set_members import empty_set_message
 
 ADMISSION_CHECKS = kind_info("AdmissionCheck")
-CHECKS_BY_CONFIG = "multikueue-config"
-CONFIGS_BY_CLUSTER = "multikueue-cluster"
+CHECKS_BY_LIST = "multikueue-cluster-list"
 BAD_CONFIG_PREFIX = "Cannot load the AdmissionChecks parameters: "
 
-ConfigLookup = Callable[[str], MultiKueueConfig | None]
+ListLookup = Callable[[ClusterListRef], Resolution | None]
 ClusterLookup = Callable[[str], MultiKueueCluster | None]
 
 
+def _bad_config(problem: str) -> ActiveState:
+    return ActiveState(
+        ConditionStatus.FALSE, CheckActiveReason.BAD_CONFIG, BAD_CONFIG_PREFIX + problem
+    )
+
+
 def check_active_state(
-    check: AdmissionCheck, configs: ConfigLookup, clusters: ClusterLookup
+    check: AdmissionCheck, lists: ListLookup, clusters: ClusterLookup
 ) -> ActiveState:
     """The Active condition a MultiKueue check should carry (pure; see module docstring)."""
     problem = parameters_problem(check)
-    config = None
-    if problem is None:
-        name = check.spec.parameters.name if check.spec.parameters else ""
-        config = configs(name)
-        if config is None:
-            problem = f'{MULTIKUEUE_CONFIG_KIND}.{KUEUE_GROUP} "{name}" not found'
-    if problem is not None or config is None:
+    ref = cluster_list_reference(check)
+    if problem is not None or ref is None:
+        return _bad_config(str(problem))
+    resolved = lists(ref)
+    if resolved is None:
+        return _bad_config(f'{ref.kind}.{ref.group} "{ref.name}" not found')
+    if resolved.problem is not None:
+        return _bad_config(f'{ref.kind}.{ref.group} "{ref.name}": {resolved.problem}')
+    if not resolved.clusters:
         return ActiveState(
-            ConditionStatus.FALSE, CheckActiveReason.BAD_CONFIG, BAD_CONFIG_PREFIX + str(problem)
+            ConditionStatus.FALSE, CheckActiveReason.NO_USABLE_CLUSTERS, empty_set_message(ref.name)
         )
     missing: list[str] = []
     inactive: list[str] = []
-    for cluster_name in config.spec.clusters:
+    for cluster_name in resolved.clusters:
         cluster = clusters(cluster_name)
         if cluster is None:
             missing.append(cluster_name)
@@ -82,26 +97,9 @@ def check_active_state(
     if inactive:
         parts.append(f"Inactive clusters: {go_list(inactive)}")
     message = ", ".join(parts)
-    if len(missing) + len(inactive) < len(config.spec.clusters):
+    if len(missing) + len(inactive) < len(resolved.clusters):
         return ActiveState(ConditionStatus.TRUE, CheckActiveReason.SOME_ACTIVE_CLUSTERS, message)
     return ActiveState(ConditionStatus.FALSE, CheckActiveReason.NO_USABLE_CLUSTERS, message)
-
-
-def parameters_problem(check: AdmissionCheck) -> str | None:
-    """Why the check's parameters cannot name a MultiKueueConfig (upstream's words)."""
-    ref = check.spec.parameters
-    if ref is None:
-        return "missing parameters reference"
-    if not ref.name:
-        return "empty name: bad parameters reference"
-    if ref.api_group != KUEUE_GROUP:
-        return f'wrong group "{ref.api_group}", expecting "{KUEUE_GROUP}": bad parameters reference'
-    if ref.kind != MULTIKUEUE_CONFIG_KIND:
-        return (
-            f'wrong kind "{ref.kind}", expecting "{MULTIKUEUE_CONFIG_KIND}": '
-            "bad parameters reference"
-        )
-    return None
 
 
 def cluster_is_active(cluster: MultiKueueCluster) -> bool:
@@ -116,16 +114,12 @@ def _active_summary(cluster: MultiKueueCluster) -> tuple[str, str, str] | None:
     return (condition.status.value, condition.reason, condition.message)
 
 
-def checks_by_config_index(check: AdmissionCheck) -> Iterable[str]:
-    """Index MultiKueue checks by the MultiKueueConfig they reference."""
+def checks_by_list_index(check: AdmissionCheck) -> Iterable[str]:
+    """Index MultiKueue checks by the config or set they reference."""
     if check.spec.controller_name != MULTIKUEUE_CONTROLLER_NAME:
         return ()
-    name = config_reference(check)
-    return () if name is None else (name,)
-
-
-def configs_by_cluster_index(config: MultiKueueConfig) -> Iterable[str]:
-    return tuple(config.spec.clusters)
+    ref = cluster_list_reference(check)
+    return () if ref is None else (ref.key,)
 
 
 class AdmissionCheckController:
@@ -135,7 +129,7 @@ class AdmissionCheckController:
         self,
         client: KubeClient,
         checks: Informer[AdmissionCheck],
-        configs: Informer[MultiKueueConfig],
+        lists: ClusterLists,
         clusters: Informer[MultiKueueCluster],
         *,
         wall_clock: Callable[[], datetime] = utc_now,
@@ -143,27 +137,20 @@ class AdmissionCheckController:
     ) -> None:
         self.client = client
         self.checks = checks
-        self.configs = configs
+        self.lists = lists
         self.clusters = clusters
         self.wall_clock = wall_clock
         self.workers = workers
         self.queue: WorkQueue[str] = WorkQueue("multikueue-admission-checks")
         self.log = structlog.get_logger("hub.multikueue").bind(controller="multikueue-check")
-        checks.store.add_indexer(CHECKS_BY_CONFIG, checks_by_config_index)
-        configs.store.add_indexer(CONFIGS_BY_CLUSTER, configs_by_cluster_index)
+        checks.store.add_indexer(CHECKS_BY_LIST, checks_by_list_index)
         checks.add_handlers(
             EventHandlers(
                 on_add=self._enqueue_check,
                 on_update=lambda _, new: self._enqueue_check(new),
             )
         )
-        configs.add_handlers(
-            EventHandlers(
-                on_add=self._enqueue_config_users,
-                on_update=self._config_updated,
-                on_delete=self._enqueue_config_users,
-            )
-        )
+        lists.subscribe(self._enqueue_list_users)
         clusters.add_handlers(
             EventHandlers(
                 on_add=self._enqueue_cluster_users,
@@ -182,7 +169,7 @@ class AdmissionCheckController:
         check = self.checks.store.get(name)
         if check is None or check.spec.controller_name != MULTIKUEUE_CONTROLLER_NAME:
             return
-        wanted = check_active_state(check, self.configs.store.get, self.clusters.store.get)
+        wanted = check_active_state(check, self.lists.resolve, self.clusters.store.get)
 
         def compute(current: AdmissionCheck) -> dict[str, Any] | None:
             conditions = with_condition(
@@ -221,18 +208,13 @@ class AdmissionCheckController:
         if check.spec.controller_name == MULTIKUEUE_CONTROLLER_NAME:
             self.queue.add(check.metadata.name)
 
-    def _enqueue_config_users(self, config: MultiKueueConfig) -> None:
-        for key in self.checks.store.index_keys(CHECKS_BY_CONFIG, config.metadata.name):
+    def _enqueue_list_users(self, ref: ClusterListRef) -> None:
+        for key in self.checks.store.index_keys(CHECKS_BY_LIST, ref.key):
             self.queue.add(key)
 
-    def _config_updated(self, old: MultiKueueConfig, new: MultiKueueConfig) -> None:
-        if old.spec.clusters != new.spec.clusters:
-            self._enqueue_config_users(new)
-
     def _enqueue_cluster_users(self, cluster: MultiKueueCluster) -> None:
-        for config_key in self.configs.store.index_keys(CONFIGS_BY_CLUSTER, cluster.metadata.name):
-            for key in self.checks.store.index_keys(CHECKS_BY_CONFIG, config_key):
-                self.queue.add(key)
+        for ref in self.lists.lists_holding(cluster.metadata.name):
+            self._enqueue_list_users(ref)
 
     def _cluster_updated(self, old: MultiKueueCluster, new: MultiKueueCluster) -> None:
         if _active_summary(old) != _active_summary(new):

@@ -2,9 +2,12 @@
 
 Give it the manager's client and the Configuration; `run()` (in the hub's TaskGroup, on the
 leader: it writes statuses and opens a client per worker) watches MultiKueueClusters,
-MultiKueueConfigs, AdmissionChecks and the Secrets of the hub namespace, then runs the
-cluster and admission-check controllers until cancelled. `registry` is the view the rest
-of the hub uses; subscribe to it (or pass `listener`) for worker and remote-object changes.
+MultiKueueConfigs, MultiKueueClusterSets, AdmissionChecks and the Secrets of the hub
+namespace, then runs the cluster and admission-check controllers until cancelled. A
+manager without the MultiKueueClusterSet CRD (helm never upgrades CRDs, so an upgraded
+release may lack it) runs without sets: checks naming one say it is not found.
+`registry` is the view the rest of the hub uses; subscribe to it (or pass `listener`)
+for worker and remote-object changes.
 """
 
 from __future__ import annotations
@@ -20,17 +23,20 @@ import structlog
 
 from core.api.admission_check import AdmissionCheck
 from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue_cluster_set import MultiKueueClusterSet
 from core.api.registry import kind_info
 from core.kube.client import KubeClient
+from core.kube.errors import Forbidden, NotFound
 from core.kube.informer import Informer
 from core.kube.micro_time import utc_now
 from core.kube.resources import SECRETS
 from core.manager.configuration import Configuration
 from hub.multikueue.connections.admission_check_controller import AdmissionCheckController
 from hub.multikueue.connections.cluster_controller import ClusterController
+from hub.multikueue.connections.cluster_lists import ClusterLists
 from hub.multikueue.connections.kubeconfig_source import DEFAULT_KUBECONFIG_ROOT
 from hub.multikueue.connections.registry import WorkerRegistry
-from hub.multikueue.connections.remote_caches import RemoteKinds
+from hub.multikueue.connections.remote_caches import RemoteKinds, probe
 from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.connections.worker_events import WorkerListener
 from integrations.framework.job_capabilities import dispatchable
@@ -72,13 +78,18 @@ class MultiKueueConnections:
         self.configs: Informer[MultiKueueConfig] = Informer(
             client, kind_info("MultiKueueConfig"), into=MultiKueueConfig
         )
+        self.cluster_sets: Informer[MultiKueueClusterSet] = Informer(
+            client, kind_info("MultiKueueClusterSet"), into=MultiKueueClusterSet
+        )
+        self.with_cluster_sets = True
         self.checks: Informer[AdmissionCheck] = Informer(
             client, kind_info("AdmissionCheck"), into=AdmissionCheck
         )
         self.secrets: Informer[dict[str, Any]] = Informer(
             client, SECRETS, into=dict, namespace=self.namespace
         )
-        self.registry = WorkerRegistry(self.checks, self.configs)
+        self.cluster_lists = ClusterLists(self.configs, self.cluster_sets, self.clusters)
+        self.registry = WorkerRegistry(self.checks, self.cluster_lists)
         if listener is not None:
             self.registry.subscribe(listener)
         self.cluster_controller = ClusterController(
@@ -94,13 +105,15 @@ class MultiKueueConnections:
             wall_clock=wall_clock,
         )
         self.check_controller = AdmissionCheckController(
-            client, self.checks, self.configs, self.clusters, wall_clock=wall_clock
+            client, self.checks, self.cluster_lists, self.clusters, wall_clock=wall_clock
         )
         self.log = structlog.get_logger("hub.multikueue")
 
     def informers(self) -> Iterator[Informer[Any]]:
         yield self.clusters
         yield self.configs
+        if self.with_cluster_sets:
+            yield self.cluster_sets
         yield self.checks
         yield self.secrets
 
@@ -110,6 +123,7 @@ class MultiKueueConnections:
 
     async def run(self) -> None:
         """Watch, then reconcile, until cancelled."""
+        await self._find_cluster_sets()
         async with asyncio.TaskGroup() as group:
             for informer in self.informers():
                 group.create_task(informer.run(), name="multikueue-cache")
@@ -119,3 +133,15 @@ class MultiKueueConnections:
             self.log.info("multikueue.caches_synced", namespace=self.namespace)
             group.create_task(self.cluster_controller.run(), name="multikueue-clusters")
             group.create_task(self.check_controller.run(), name="multikueue-checks")
+
+    async def _find_cluster_sets(self) -> None:
+        """Leave MultiKueueClusterSets out when the manager does not serve the kind."""
+        try:
+            await probe(self.client, self.cluster_sets.watcher.resource, SYNC_TIMEOUT_SECONDS)
+        except (NotFound, Forbidden) as error:
+            self.with_cluster_sets = False
+            self.log.warning(
+                "multikueue.no_cluster_sets",
+                reason=error.reason,
+                hint="apply the fleetq.dev_multikueueclustersets CRD from the hub chart",
+            )

@@ -61,9 +61,11 @@ class CapacityChanged:
 
 @dataclass(frozen=True, slots=True)
 class ConfigChanged:
-    """A MultiKueueConfig was created, deleted or changed its list of clusters."""
+    """A MultiKueueConfig or MultiKueueClusterSet (`kind`) was created, deleted or changed
+    its list of clusters."""
 
     config: str
+    kind: str = "MultiKueueConfig"
 
 
 WorkerEvent = (

@@ -43,6 +43,7 @@ from tests.builders import (
     Job,
     LocalQueue,
     MultiKueueCluster,
+    MultiKueueClusterSet,
     MultiKueueConfig,
     PodTemplate,
     ResourceFlavor,
@@ -58,6 +59,8 @@ WORKLOADS = kind_info("Workload")
 LOCAL_QUEUES = kind_info("LocalQueue")
 CLUSTER_QUEUES = kind_info("ClusterQueue")
 CAPACITIES = kind_info("WorkerCapacity")
+CLUSTER_SETS = kind_info("MultiKueueClusterSet")
+SET_LABEL = "fleetq.dev/test-cluster-set"
 RESOURCE_FLAVORS = kind_info("ResourceFlavor")
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
@@ -169,16 +172,34 @@ class Fleet:
         gc_interval: float = 1.0,
         config_clusters: Sequence[int] = (0, 1),
         frameworks: Sequence[str] | None = None,
+        aliases_of_worker_0: Sequence[str] | None = None,
     ) -> MultiKueueDispatch:
+        """`aliases_of_worker_0` given: the check names a MultiKueueClusterSet instead of a
+        MultiKueueConfig, selecting by label both workers' clusters and one more cluster of
+        each name given, all reaching worker 0 (a big fleet at the price of two apiservers).
+        """
         for index in range(2):
             await self.put_secret(index)
-            worker = MultiKueueCluster(self.clusters[index]).kubeconfig(f"kubeconfig-{index}")
-            await self.create(self.manager, CLUSTERS, worker.obj())
-        config = MultiKueueConfig(self.check).clusters(*(self.clusters[i] for i in config_clusters))
-        await self.create(self.manager, CONFIGS, config.obj())
-        await self.create(
-            self.manager, CHECKS, AdmissionCheck(self.check).multikueue(self.check).obj()
-        )
+        if aliases_of_worker_0 is None:
+            for index in range(2):
+                worker = MultiKueueCluster(self.clusters[index]).kubeconfig(f"kubeconfig-{index}")
+                await self.create(self.manager, CLUSTERS, worker.obj())
+            config = MultiKueueConfig(self.check).clusters(
+                *(self.clusters[i] for i in config_clusters)
+            )
+            await self.create(self.manager, CONFIGS, config.obj())
+            check = AdmissionCheck(self.check).multikueue(self.check)
+        else:
+            secrets = [f"kubeconfig-{i}" for i in range(2)] + ["kubeconfig-0"] * len(
+                aliases_of_worker_0
+            )
+            for name, secret in zip([*self.clusters, *aliases_of_worker_0], secrets, strict=True):
+                member = MultiKueueCluster(name).label(SET_LABEL, self.suffix).kubeconfig(secret)
+                await self.create(self.manager, CLUSTERS, member.obj())
+            members = MultiKueueClusterSet(self.check).selector({SET_LABEL: self.suffix})
+            await self.create(self.manager, CLUSTER_SETS, members.obj())
+            check = AdmissionCheck(self.check).multikueue_set(self.check)
+        await self.create(self.manager, CHECKS, check.obj())
         await self.queues()
         configuration = dataclasses.replace(
             Configuration(),
@@ -202,6 +223,38 @@ class Fleet:
         for index in range(2):
             await self.wait_connected(index)
         return self.dispatch
+
+    async def start_connections_only(self) -> MultiKueueConnections:
+        """The connections without dispatch: enough for clusters' and checks' conditions."""
+        configuration = dataclasses.replace(
+            Configuration(), namespace=self.ns, multikueue=MultiKueueSettings(origin=self.origin)
+        )
+        self._dispatch_args = (configuration, DispatchSettings.from_configuration(configuration))
+        self._start_connections()
+        connections = self.connections
+        assert connections is not None
+
+        async def synced() -> bool:
+            for task in self._tasks:
+                if task.done():
+                    task.result()
+            return connections.synced
+
+        await eventually(synced, what="connection caches synced")
+        return connections
+
+    async def check_active(self, name: str) -> dict[str, Any] | None:
+        """The Active condition of AdmissionCheck `name`, as the apiserver holds it."""
+        return conditions_of(await self.manager.get(CHECKS, name)).get("Active")
+
+    async def wait_check_active(
+        self, name: str, reason: str, *, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        async def probe() -> dict[str, Any] | None:
+            found = await self.check_active(name)
+            return found if found is not None and found["reason"] == reason else None
+
+        return await eventually(probe, timeout=timeout, what=f"check {name} Active {reason}")
 
     def _start_connections(self) -> None:
         assert self._dispatch_args is not None

@@ -74,9 +74,10 @@ def test_list_map_keys_are_required_or_defaulted(info: KindInfo) -> None:
 
 
 def test_lists_and_strings_under_rules_are_bounded() -> None:
-    # CEL cost estimates need bounds; every list in our schemas has maxItems except atomic
-    # selector values and the lists of pod templates (unbounded upstream too), which no
-    # rule reads.
+    # CEL cost estimates need bounds; every list in our schemas has maxItems except the
+    # atomic label selectors (metav1's shape: a ClusterQueue's namespaceSelector, a
+    # MultiKueueClusterSet's clusterSelector) and the lists of pod templates (unbounded
+    # upstream too), which no rule reads.
     unbounded = [
         f"{info.kind}{path}"
         for info in KINDS
@@ -84,7 +85,10 @@ def test_lists_and_strings_under_rules_are_bounded() -> None:
         if node.get("type") == "array" and "maxItems" not in node
     ]
     assert all(
-        "namespaceSelector.matchExpressions" in path or ".template." in path for path in unbounded
+        "namespaceSelector.matchExpressions" in path
+        or "clusterSelector.matchExpressions" in path
+        or ".template." in path
+        for path in unbounded
     ), unbounded
     template = root_schema(BY_KIND["Workload"].type)["properties"]["spec"]["properties"]["podSets"][
         "items"

@@ -30,6 +30,7 @@ from core.manager.webhooks.server import create_app
 from integrations.framework.admission_review import AdmissionRequest
 from integrations.framework.json_patch import apply_patch
 from integrations.framework.webhook_context import WebhookContext as JobWebhookContext
+from tests.builders import MultiKueueClusterSet
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 CQ_PATH = "/validate-kueue-x-k8s-io-v1beta2-clusterqueue"
@@ -147,7 +148,7 @@ async def test_every_served_path_answers_a_review_with_its_uid(
     client: TestClient[Any, Any],
 ) -> None:
     paths = [JOB_MUTATE_PATH, JOB_VALIDATE_PATH, *(kind.path for kind in VALIDATED)]
-    assert len(set(paths)) == 11
+    assert len(set(paths)) == 12
     for number, path in enumerate(paths):
         uid = f"uid-{number}"
         response = await _post(client, path, _review(None, "DELETE", _job(), uid=uid))
@@ -166,6 +167,7 @@ def test_kueue_paths_follow_controller_runtime_naming() -> None:
         "MultiKueueConfig",
         "MultiKueueCluster",
         "WorkloadPriorityClass",
+        "MultiKueueClusterSet",
     }
 
 
@@ -250,6 +252,22 @@ async def test_cluster_queue_breaking_a_webhook_rule_is_denied(
     )
     fine = _cluster_queue({"namespaceSelector": {}})
     assert (await _post(client, CQ_PATH, _review(fine)))["allowed"] is True
+
+
+async def test_a_cluster_set_with_a_selector_nothing_could_match_is_denied(
+    client: TestClient[Any, Any],
+) -> None:
+    path = "/validate-fleetq-dev-v1alpha1-multikueueclusterset"
+    selector = {"matchExpressions": [{"key": "pool", "operator": "Resembles", "values": ["gpu"]}]}
+    cluster_set = MultiKueueClusterSet("big").spec(clusterSelector=selector).obj()
+    response = await _post(client, path, _review(cluster_set))
+    assert response["allowed"] is False
+    assert response["status"]["message"] == (
+        "spec.clusterSelector.matchExpressions[0].operator: Invalid value: 'Resembles' is not"
+        " one of In, NotIn, Exists, DoesNotExist"
+    )
+    fine = MultiKueueClusterSet("big").clusters("a").selector({"pool": "gpu"}).obj()
+    assert (await _post(client, path, _review(fine)))["allowed"] is True
 
 
 async def test_update_rules_apply_to_updates(client: TestClient[Any, Any]) -> None:

@@ -84,8 +84,8 @@ def test_validating_configuration_covers_jobs_and_every_validated_kind() -> None
         webhook = webhooks[f"v{kind.info.singular}.fleetq.dev"]
         assert webhook["clientConfig"]["service"]["path"] == kind.path
         (rule,) = webhook["rules"]
-        assert rule["apiGroups"] == ["kueue.x-k8s.io"]
-        assert rule["apiVersions"] == ["v1beta2"]
+        assert rule["apiGroups"] == [kind.info.group]
+        assert rule["apiVersions"] == [kind.info.version]
         assert rule["operations"] == ["CREATE", "UPDATE"]
         assert rule["scope"] == ("Namespaced" if kind.info.namespaced else "Cluster")
         assert "namespaceSelector" not in webhook
@@ -95,6 +95,14 @@ def test_validating_configuration_covers_jobs_and_every_validated_kind() -> None
         "workloads/status",
     ]
     assert webhooks["vclusterqueue.fleetq.dev"]["rules"][0]["resources"] == ["clusterqueues"]
+    (fleetq_rule,) = webhooks["vmultikueueclusterset.fleetq.dev"]["rules"]
+    assert (fleetq_rule["apiGroups"], fleetq_rule["apiVersions"]) == (["fleetq.dev"], ["v1alpha1"])
+    kueue_groups = {
+        tuple(webhook["rules"][0]["apiGroups"])
+        for name, webhook in webhooks.items()
+        if name not in ("vjob.fleetq.dev", "vmultikueueclusterset.fleetq.dev")
+    }
+    assert kueue_groups == {("kueue.x-k8s.io",)}
 
 
 def test_url_endpoint_and_test_scoping() -> None:

@@ -12,12 +12,7 @@ from core.api.admission_check import (
     AdmissionCheckSpec,
 )
 from core.api.meta import Condition, ConditionStatus, ObjectMeta
-from core.api.multikueue import (
-    MultiKueueCluster,
-    MultiKueueClusterStatus,
-    MultiKueueConfig,
-    MultiKueueConfigSpec,
-)
+from core.api.multikueue import MultiKueueCluster, MultiKueueClusterStatus
 from hub.multikueue.connections.active_condition import (
     ActiveState,
     ClusterActiveReason,
@@ -27,6 +22,8 @@ from hub.multikueue.connections.active_condition import (
 )
 from hub.multikueue.connections.admission_check_controller import check_active_state
 from hub.multikueue.connections.cluster_controller import wanted_condition
+from hub.multikueue.connections.cluster_list_reference import ClusterListRef
+from hub.multikueue.connections.cluster_lists import Resolution
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.worker_connection import ConnectionPhase, ConnectionState
 
@@ -147,9 +144,7 @@ CLUSTERS = {
 def state_for(check: AdmissionCheck, clusters: list[str] | None) -> tuple[str, str, str]:
     configs = {}
     if clusters is not None:
-        configs["cfg"] = MultiKueueConfig(
-            metadata=ObjectMeta(name="cfg"), spec=MultiKueueConfigSpec(clusters=clusters)
-        )
+        configs[ClusterListRef("MultiKueueConfig", "cfg")] = Resolution(tuple(clusters))
     state = check_active_state(check, configs.get, CLUSTERS.get)
     return (state.status.value, state.reason, state.message)
 
