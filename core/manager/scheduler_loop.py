@@ -16,6 +16,11 @@ parks its scheduler on a condition variable. As upstream's scheduler, a cycle wi
 progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`) before
 the next, however soon something wakes it, so a stream of arrivals into full queues
 costs a bounded number of cycles.
+
+A round whose heads were all decided before (the engine kept an alike head's verdict and
+nothing changed since: `core.engine.verdict_cache`) only requeues them: it evaluated no
+verdict, so it is no admission cycle (neither counted nor in `kueue_admission_attempts_total`)
+and is not paced; the next round follows at once, since it takes other heads.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class SchedulerLoop:
         self.host = host
         self.metrics = metrics
         self.cycles = 0
+        self.requeue_rounds = 0
+        """Rounds whose heads all had kept verdicts (see module docstring)."""
         self.log = structlog.get_logger("core.manager.scheduler")
 
     def _seconds_to_next_timer(self) -> float | None:
@@ -59,8 +66,8 @@ class SchedulerLoop:
             self.host.consume_wake()  # this cycle sees everything that happened until now
             result = self.run_once()
             again = self.should_run_again(result)
-            if result.heads == 0:
-                continue  # nothing was tried: nothing to pace
+            if result.heads == 0 or result.evaluated == 0:
+                continue  # nothing was tried, or nothing decided anew: nothing to pace
             if result.admitted or result.preempted:
                 pace = 0.0
             else:
@@ -87,6 +94,10 @@ class SchedulerLoop:
         if result.heads == 0:
             if result.changed:
                 host.publish(result.changed, wake=False)
+            return result
+        if result.evaluated == 0:
+            self.requeue_rounds += 1
+            host.publish(result.changed, wake=False)
             return result
         self.cycles += 1
         touched = {admitted.admission.cluster_queue for admitted in result.admitted}

@@ -1,0 +1,116 @@
+"""Nomination verdicts that cannot have changed, kept so a cycle does not compute them again.
+
+A head's nomination (flavor assignment, preemption search, partial admission) reads the
+ClusterQueue and the cluster objects, the quota tree's usage and the admitted workloads
+(candidates for preemption), and of the head itself only its ClusterQueue, priority,
+namespace and pod sets (counts, per-pod requests, scheduling constraints). Two heads alike
+in those, nominated with nothing committed in between, get the same verdict. Full cohorts
+see that all the time: every new arrival and every workload a flush sent back is one more
+head of a shape that was just found not to fit.
+
+So a verdict that admits no one (no fit, or preemption without victims) is kept under the
+head's `shape` with the `ClusterState.verdict_stamp` it was reached at. The stamp moves on
+every change that may alter a verdict: quota charged or released or a victim evicted in
+the head's cohort tree (its flush group), any cluster object upserted or deleted. A kept
+verdict of an older stamp is never used, so a head that may fit now is always nominated
+afresh: no admission waits on the cache.
+
+Verdicts are kept only where nothing else feeds them: not with fair sharing (shares move
+with usage elsewhere), topology-aware flavors (placements read node state), a
+`LowerOrNewerEqualPriority` policy (it compares the heads' times), a replaced workload
+slice, or a head whose flavor search resumes where an earlier attempt stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from core.engine.cluster_state import ClusterQueueState, ClusterState
+from core.engine.flavor_assignment import Assignment, Mode
+from core.engine.model import PreemptionPolicy
+from core.engine.workload_state import LastAssignment, WorkloadState
+
+Shape = tuple[Hashable, ...]
+
+NEWER_EQUAL = PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A nomination that admitted no one, and the epoch it holds for."""
+
+    stamp: tuple[int, int]
+    assignment: Assignment
+
+
+def shape(ws: WorkloadState, cq: ClusterQueueState) -> Shape:
+    """Everything of the head its nomination reads (see module docstring)."""
+    pod_sets = tuple(
+        (
+            count.name,
+            count.count,
+            spec.min_count,
+            tuple(sorted(count.per_pod.items())),
+            tuple(sorted(spec.node_selector.items())),
+            spec.required_node_affinity,
+            spec.tolerations,
+        )
+        for count, spec in zip(ws.pod_sets, ws.spec.pod_sets, strict=True)
+    )
+    return (cq.name, ws.priority, ws.spec.namespace, pod_sets)
+
+
+def cacheable(state: ClusterState, ws: WorkloadState, cq: ClusterQueueState) -> bool:
+    """Whether this head's verdict depends only on its shape and the epoch."""
+    if state.config.fair_sharing is not None or cq.tas_flavors:
+        return False
+    preemption = cq.spec.preemption
+    if NEWER_EQUAL in (preemption.within_cluster_queue, preemption.reclaim_within_cohort):
+        return False
+    if ws.spec.replaces:
+        return False
+    last = ws.last_assignment
+    # A search that resumes after the flavor tried last reads the head's own history.
+    return last is None or cq.generation > last.generation
+
+
+class VerdictCache:
+    """Verdicts by shape, valid while `ClusterState.verdict_stamp` has not moved."""
+
+    __slots__ = ("_verdicts", "hits", "misses")
+
+    def __init__(self) -> None:
+        self._verdicts: dict[Shape, Verdict] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, state: ClusterState, cq: ClusterQueueState, key: Shape) -> Assignment | None:
+        verdict = self._verdicts.get(key)
+        if verdict is None or verdict.stamp != state.verdict_stamp(cq):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return verdict.assignment
+
+    def keep(
+        self,
+        state: ClusterState,
+        cq: ClusterQueueState,
+        key: Shape,
+        assignment: Assignment,
+        targets: int,
+    ) -> None:
+        """Keep a verdict that admits no one; drop what an older epoch left."""
+        if targets or assignment.tas or assignment.mode() == Mode.FIT:
+            self._verdicts.pop(key, None)
+            return
+        if len(self._verdicts) > 4096:
+            self._verdicts.clear()  # shapes of gone workloads: a bound, not a policy
+        self._verdicts[key] = Verdict(state.verdict_stamp(cq), assignment)
+
+
+def fresh_last(assignment: Assignment) -> LastAssignment:
+    """A head's own copy of where the kept verdict's flavor search stopped."""
+    last = assignment.last
+    return LastAssignment([dict(tried) for tried in last.tried], last.generation)
