@@ -8,7 +8,11 @@ runtime) and completed evictions on the wall clock into an `EngineHost`, runs th
 without any apiserver.
 
     python bench/engine/loop_replay.py bench/scheduler/configs/small.yaml
-    python bench/engine/loop_replay.py examples/simulate/baseline.yaml --speed 4
+    python bench/engine/loop_replay.py examples/simulate/baseline.yaml --speed 4 --qps 50
+
+With `--qps` every status change the cycle made is one write through the manager's client
+budget (`WriteBudget`, burst 100), and the runner sees an admission or eviction only once
+its write got a token, so finishes spread in time as they do against an apiserver.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from core.engine.config import EngineConfig  # noqa: E402
 from core.engine.model import CycleResult  # noqa: E402
 from core.engine.simulator.engine_objects import arrival_key, install_queues, workload  # noqa: E402
 from core.engine.simulator.generator import Scenario, load_scenario  # noqa: E402
+from core.engine.simulator.write_budget import WriteBudget  # noqa: E402
 from core.manager.engine_host import EngineHost  # noqa: E402
 from core.manager.scheduler_loop import SchedulerLoop  # noqa: E402
 
@@ -55,6 +60,7 @@ class Replay:
     scenario: Scenario
     speed: float
     host: EngineHost
+    budget: WriteBudget
     wakes: Counter[str] = field(default_factory=Counter)
     admissions: int = 0
     preemptions: int = 0
@@ -71,19 +77,29 @@ class Replay:
         self.wakes[kind] += 1
         self.host.wake()
 
+    def written(self) -> float:
+        """Wall seconds until a write issued now has its token."""
+        now = self.host.engine.clock.now()
+        return self.seconds(self.budget.acquire(now) - now)
+
     def on_cycle(self, result: CycleResult) -> None:
         loop = asyncio.get_running_loop()
         for admitted in result.admitted:
             self.admissions += 1
             self.order.append(admitted.key)
             self.epochs[admitted.key] += 1
-            runtime = self.runtimes[admitted.key]
+            runtime = self.seconds(self.runtimes[admitted.key]) + self.written()
             epoch = self.epochs[admitted.key]
-            loop.call_later(self.seconds(runtime), self.finish, admitted.key, epoch)
+            loop.call_later(runtime, self.finish, admitted.key, epoch)
         for record in result.preempted:
             self.preemptions += 1
             self.epochs[record.victim] += 1
-            loop.call_later(EVICTION_LATENCY_S, self.complete_eviction, record.victim)
+            after = EVICTION_LATENCY_S + self.written()
+            loop.call_later(after, self.complete_eviction, record.victim)
+        decided = {a.key for a in result.admitted} | {r.victim for r in result.preempted}
+        for key in result.changed:
+            if key not in decided:
+                self.written()  # a pending note: it only spends budget
 
     def finish(self, key: str, epoch: int) -> None:
         if self.epochs[key] != epoch:
@@ -122,11 +138,13 @@ class CountingLoop(SchedulerLoop):
         return result
 
 
-async def replay(config: Path, speed: float, timeout_s: float) -> dict[str, object]:
+async def replay(
+    config: Path, speed: float, timeout_s: float, qps: float | None = None
+) -> dict[str, object]:
     scenario = load_scenario(read_generator_file(config))
     host = EngineHost(EngineConfig(release_quota_on_eviction=False), clock=ScaledClock(speed))
     install_queues(host.engine, scenario)
-    runner = Replay(scenario, speed, host)
+    runner = Replay(scenario, speed, host, WriteBudget(qps, 100))
     loop = CountingLoop(host, runner)
     cpu0, wall0 = time.process_time(), time.monotonic()
     total = len(scenario.arrivals)
@@ -140,6 +158,7 @@ async def replay(config: Path, speed: float, timeout_s: float) -> dict[str, obje
     return {
         "config": str(config),
         "speed": speed,
+        "qps": qps,
         "cycles": loop.cycles,
         "requeue_rounds": loop.requeue_rounds,
         "wakes": dict(runner.wakes),
@@ -157,8 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config", type=Path)
     parser.add_argument("--speed", type=float, default=1.0, help="scenario seconds per second")
     parser.add_argument("--timeout", type=float, default=900.0, help="wall seconds at most")
+    parser.add_argument("--qps", type=float, default=None, help="manager write budget (/s)")
     args = parser.parse_args(argv)
-    figures = asyncio.run(replay(args.config, args.speed, args.timeout))
+    figures = asyncio.run(replay(args.config, args.speed, args.timeout, args.qps))
     print(json.dumps(figures, indent=2))
     return 0
 

@@ -316,12 +316,23 @@ class ClusterState:
         if cq is None:
             self.verdict_epoch += 1
             return
-        group = self.flush_group(cq)
+        group = self._verdict_group(cq)
         self.group_epochs[group] = self.group_epochs.get(group, 0) + 1
 
     def verdict_stamp(self, cq: ClusterQueueState) -> tuple[int, int]:
         """What a verdict for a head of cq was reached under (see `verdicts_may_change`)."""
-        return (self.verdict_epoch, self.group_epochs.get(self.flush_group(cq), 0))
+        return (self.verdict_epoch, self.group_epochs.get(self._verdict_group(cq), 0))
+
+    @staticmethod
+    def _verdict_group(cq: ClusterQueueState) -> Hashable:
+        """The root of cq's cohort tree; where the parent chain loops (`in_cycle` may not
+        be known yet while a queue is being re-attached), the node the loop closes at."""
+        node = cq.node
+        seen = {id(node)}
+        while node.parent is not None and id(node.parent) not in seen:
+            node = node.parent
+            seen.add(id(node))
+        return node
 
     def cq_of_lq(self, lq_key: str) -> ClusterQueueState | None:
         lq = self.lqs.get(lq_key)

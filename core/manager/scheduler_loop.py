@@ -19,8 +19,9 @@ costs a bounded number of cycles.
 
 A round whose heads were all decided before (the engine kept an alike head's verdict and
 nothing changed since: `core.engine.verdict_cache`) only requeues them: it evaluated no
-verdict, so it is no admission cycle (neither counted nor in `kueue_admission_attempts_total`)
-and is not paced; the next round follows at once, since it takes other heads.
+verdict, so it is no admission cycle (neither counted nor in `kueue_admission_attempts_total`).
+It is paced as a cycle without progress is: unpaced, every flush (each finished workload
+sends its cohort's parked heads back) would be followed by a whole drain of the heaps.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class SchedulerLoop:
             self.host.consume_wake()  # this cycle sees everything that happened until now
             result = self.run_once()
             again = self.should_run_again(result)
-            if result.heads == 0 or result.evaluated == 0:
-                continue  # nothing was tried, or nothing decided anew: nothing to pace
+            if result.heads == 0:
+                continue  # nothing was tried: nothing to pace
             if result.admitted or result.preempted:
                 pace = 0.0
             else:
