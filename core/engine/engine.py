@@ -349,6 +349,7 @@ class Engine:
 
     def delete_cluster_queue(self, name: str) -> None:
         self._state.verdicts_may_change()
+        self._verdicts.forget(name)
         state = self._state
         cq = state.cqs.pop(name, None)
         if cq is None:

@@ -49,7 +49,7 @@ from core.engine.quota_tree import (
 )
 from core.engine.resource_validation import resource_validation_message
 from core.engine.topology_state import TasUsage
-from core.engine.verdict_cache import VerdictCache, cacheable, fresh_last, shape
+from core.engine.verdict_cache import VerdictCache, cacheable, fresh_last
 from core.engine.workload_slices import kept_flavors, replaced_slice, retire, set_aside
 from core.engine.workload_state import WorkloadState
 
@@ -175,10 +175,10 @@ class SchedulingCycle:
         head if nothing changed since (`verdict_cache`), else computed (and kept when it
         admits no one)."""
         verdicts = self.verdicts
-        key = None
-        if verdicts is not None and cacheable(self.state, ws, cq):
-            key = shape(ws, cq)
-            kept = verdicts.get(self.state, cq, key)
+        if verdicts is not None and not cacheable(self.state, ws, cq):
+            verdicts = None
+        if verdicts is not None:
+            kept = verdicts.get(self.state, cq, ws)
             if kept is not None:
                 ws.last_assignment = fresh_last(kept)
                 return kept, []
@@ -186,8 +186,8 @@ class SchedulingCycle:
         with set_aside(self.state, replaced_slice(self.state, ws, cq)):
             assignment, targets = self._assignments(ws, cq)
         ws.last_assignment = assignment.last
-        if verdicts is not None and key is not None:
-            verdicts.keep(self.state, cq, key, assignment, len(targets))
+        if verdicts is not None:
+            verdicts.keep(self.state, cq, ws, assignment, len(targets))
         return assignment, targets
 
     def _assigner(self, ws: WorkloadState, cq: ClusterQueueState) -> FlavorAssigner:

@@ -24,7 +24,6 @@ slice, or a head whose flavor search resumes where an earlier attempt stopped.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.flavor_assignment import Assignment, Mode
@@ -32,20 +31,13 @@ from core.engine.model import PreemptionPolicy
 from core.engine.workload_state import LastAssignment, WorkloadState
 
 Shape = tuple[Hashable, ...]
+Stamp = tuple[int, int]
 
 NEWER_EQUAL = PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A nomination that admitted no one, and the epoch it holds for."""
-
-    stamp: tuple[int, int]
-    assignment: Assignment
-
-
-def shape(ws: WorkloadState, cq: ClusterQueueState) -> Shape:
-    """Everything of the head its nomination reads (see module docstring)."""
+def shape(ws: WorkloadState) -> Shape:
+    """Everything of the head its nomination reads besides its ClusterQueue."""
     pod_sets = tuple(
         (
             count.name,
@@ -58,7 +50,7 @@ def shape(ws: WorkloadState, cq: ClusterQueueState) -> Shape:
         )
         for count, spec in zip(ws.pod_sets, ws.spec.pod_sets, strict=True)
     )
-    return (cq.name, ws.priority, ws.spec.namespace, pod_sets)
+    return (ws.priority, ws.spec.namespace, pod_sets)
 
 
 def cacheable(state: ClusterState, ws: WorkloadState, cq: ClusterQueueState) -> bool:
@@ -76,38 +68,45 @@ def cacheable(state: ClusterState, ws: WorkloadState, cq: ClusterQueueState) -> 
 
 
 class VerdictCache:
-    """Verdicts by shape, valid while `ClusterState.verdict_stamp` has not moved."""
+    """Per ClusterQueue, verdicts by shape, valid while its `verdict_stamp` holds.
 
-    __slots__ = ("_verdicts", "hits", "misses")
+    The stamp is compared first, so a busy queue (a new stamp every cycle) costs a lookup,
+    not a shape, per head.
+    """
+
+    __slots__ = ("_by_queue",)
 
     def __init__(self) -> None:
-        self._verdicts: dict[Shape, Verdict] = {}
-        self.hits = 0
-        self.misses = 0
+        self._by_queue: dict[str, tuple[Stamp, dict[Shape, Assignment]]] = {}
 
-    def get(self, state: ClusterState, cq: ClusterQueueState, key: Shape) -> Assignment | None:
-        verdict = self._verdicts.get(key)
-        if verdict is None or verdict.stamp != state.verdict_stamp(cq):
-            self.misses += 1
+    def get(
+        self, state: ClusterState, cq: ClusterQueueState, ws: WorkloadState
+    ) -> Assignment | None:
+        kept = self._by_queue.get(cq.name)
+        if kept is None or kept[0] != state.verdict_stamp(cq):
             return None
-        self.hits += 1
-        return verdict.assignment
+        return kept[1].get(shape(ws))
 
     def keep(
         self,
         state: ClusterState,
         cq: ClusterQueueState,
-        key: Shape,
+        ws: WorkloadState,
         assignment: Assignment,
         targets: int,
     ) -> None:
-        """Keep a verdict that admits no one; drop what an older epoch left."""
+        """Keep a verdict that admits no one; what an older stamp left is dropped."""
         if targets or assignment.tas or assignment.mode() == Mode.FIT:
-            self._verdicts.pop(key, None)
             return
-        if len(self._verdicts) > 4096:
-            self._verdicts.clear()  # shapes of gone workloads: a bound, not a policy
-        self._verdicts[key] = Verdict(state.verdict_stamp(cq), assignment)
+        stamp = state.verdict_stamp(cq)
+        kept = self._by_queue.get(cq.name)
+        if kept is None or kept[0] != stamp:
+            kept = (stamp, {})
+            self._by_queue[cq.name] = kept
+        kept[1][shape(ws)] = assignment
+
+    def forget(self, cluster_queue: str) -> None:
+        self._by_queue.pop(cluster_queue, None)
 
 
 def fresh_last(assignment: Assignment) -> LastAssignment:
