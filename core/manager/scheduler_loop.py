@@ -13,9 +13,10 @@ other heads (the ones it tried went back to the inadmissible set). A head that i
 blocked - waiting for its victims to stop, or not fitting at the front of a StrictFIFO
 queue - is not retried at all: the loop waits for a wake-up, as upstream's queue manager
 parks its scheduler on a condition variable. As upstream's scheduler, a cycle without
-progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`) before
-the next, however soon something wakes it, so a stream of arrivals into full queues
-costs a bounded number of cycles.
+progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`, 100 ms as
+upstream's `pkg/util/wait.UntilWithBackoff`) before the next, however soon something
+wakes it, so a stream of arrivals and finishes into full queues costs at most ten cycles
+without progress a second. Whatever happens during the pause is seen by the next cycle.
 
 A round whose heads were all decided before (the engine kept an alike head's verdict and
 nothing changed since: `core.engine.verdict_cache`) only requeues them: it evaluated no
@@ -36,7 +37,7 @@ from core.manager.engine_host import EngineHost
 from core.manager.metrics import ManagerMetrics
 
 MIN_BACKOFF_SECONDS = 0.001
-MAX_BACKOFF_SECONDS = 0.02
+MAX_BACKOFF_SECONDS = 0.1
 
 
 class SchedulerLoop:
