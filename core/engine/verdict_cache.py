@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from core.engine.cluster_state import ClusterQueueState, ClusterState
+from core.engine.dispatch.fit_cache import shape_key
 from core.engine.flavor_assignment import Assignment, Mode
 from core.engine.model import PreemptionPolicy
 from core.engine.workload_state import LastAssignment, WorkloadState
@@ -37,20 +38,14 @@ NEWER_EQUAL = PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
 
 
 def shape(ws: WorkloadState) -> Shape:
-    """Everything of the head its nomination reads besides its ClusterQueue."""
-    pod_sets = tuple(
-        (
-            count.name,
-            count.count,
-            spec.min_count,
-            tuple(sorted(count.per_pod.items())),
-            tuple(sorted(spec.node_selector.items())),
-            spec.required_node_affinity,
-            spec.tolerations,
-        )
+    """Everything of the head its nomination reads besides its ClusterQueue: the pod sets
+    as written (`fit_cache.shape_key`) and as the engine counts them (counts left, per-pod
+    requests with the namespace's defaults, the partial-admission minimum)."""
+    counted = tuple(
+        (count.count, spec.min_count, tuple(sorted(count.per_pod.items())))
         for count, spec in zip(ws.pod_sets, ws.spec.pod_sets, strict=True)
     )
-    return (ws.priority, ws.spec.namespace, pod_sets)
+    return (ws.priority, ws.spec.namespace, shape_key(ws.spec.pod_sets), counted)
 
 
 def cacheable(state: ClusterState, ws: WorkloadState, cq: ClusterQueueState) -> bool:
