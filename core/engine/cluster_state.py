@@ -260,6 +260,7 @@ class ClusterState:
         "cqs",
         "dirty",
         "flavors",
+        "group_epochs",
         "limit_ranges",
         "lqs",
         "namespace_defaults",
@@ -270,6 +271,7 @@ class ClusterState:
         "runtime_classes",
         "topology",
         "tree",
+        "verdict_epoch",
         "workloads",
     )
 
@@ -299,9 +301,38 @@ class ClusterState:
         self.dirty: set[str] = set()
         # ClusterQueues with heads, and those a flush would change; their queues report.
         self.queues = QueueIndex(self._flush_group_of)
+        # Move on every change that may alter a nomination verdict (`verdict_cache`):
+        # anywhere (cluster objects), or within one flush group (quota and victims).
+        self.verdict_epoch = 0
+        self.group_epochs: dict[Hashable, int] = {}
 
     def now(self) -> float:
         return self.clock.now()
+
+    def verdicts_may_change(self, cq: ClusterQueueState | None = None) -> None:
+        """Kept verdicts expire: in cq's flush group (its quota or its admitted workloads
+        changed; other cohort trees neither lend to it nor hold its victims), or, without
+        cq, everywhere (a cluster object changed)."""
+        if cq is None:
+            self.verdict_epoch += 1
+            return
+        group = self._verdict_group(cq)
+        self.group_epochs[group] = self.group_epochs.get(group, 0) + 1
+
+    def verdict_stamp(self, cq: ClusterQueueState) -> tuple[int, int]:
+        """What a verdict for a head of cq was reached under (see `verdicts_may_change`)."""
+        return (self.verdict_epoch, self.group_epochs.get(self._verdict_group(cq), 0))
+
+    @staticmethod
+    def _verdict_group(cq: ClusterQueueState) -> Hashable:
+        """The root of cq's cohort tree; where the parent chain loops (`in_cycle` may not
+        be known yet while a queue is being re-attached), the node the loop closes at."""
+        node = cq.node
+        seen = {id(node)}
+        while node.parent is not None and id(node.parent) not in seen:
+            node = node.parent
+            seen.add(id(node))
+        return node
 
     def cq_of_lq(self, lq_key: str) -> ClusterQueueState | None:
         lq = self.lqs.get(lq_key)

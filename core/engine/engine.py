@@ -79,6 +79,7 @@ from core.engine.scheduling_cycle import SchedulingCycle
 from core.engine.timers import Timers
 from core.engine.topology_assigner import tas_implied
 from core.engine.topology_replacement import replace_node
+from core.engine.verdict_cache import VerdictCache
 from core.engine.workload_state import (
     QUOTA_RESERVED,
     Where,
@@ -102,6 +103,7 @@ class Engine:
         self._timers = Timers()
         self._life = Lifecycle(self._state, self._timers)
         self._preemptor = Preemptor(self._state)
+        self._verdicts = VerdictCache()
 
     # ----------------------------------------------------------------- helpers
     def _drain(self) -> StatusChanges:
@@ -216,12 +218,14 @@ class Engine:
 
     # ----------------------------------------------------------------- cluster objects
     def upsert_resource_flavor(self, flavor: ResourceFlavor) -> None:
+        self._state.verdicts_may_change()
         self._state.flavors[flavor.name] = flavor
         self._state.topology.flavor_changed(flavor.name)
         self._refresh_references()
         flush_all(self._state)
 
     def delete_resource_flavor(self, name: str) -> None:
+        self._state.verdicts_may_change()
         if self._state.flavors.pop(name, None) is not None:
             self._state.topology.flavor_changed(name)
             self._refresh_references()
@@ -239,35 +243,42 @@ class Engine:
             flush_all(state)
 
     def upsert_topology(self, topology: Topology) -> None:
+        self._state.verdicts_may_change()
         self._state.topology.upsert_topology(topology)
         self._refresh_references()
         self._topology_capacity_changed()
 
     def delete_topology(self, name: str) -> None:
+        self._state.verdicts_may_change()
         self._state.topology.delete_topology(name)
         self._refresh_references()
 
     def upsert_node(self, node: Node) -> None:
         """A Node's labels, taints, allocatable and readiness (TAS builds domains from them)."""
+        self._state.verdicts_may_change()
         if self._state.topology.nodes.get(node.name) != node:
             self._state.topology.upsert_node(node)
             self._topology_capacity_changed()
 
     def delete_node(self, name: str) -> None:
+        self._state.verdicts_may_change()
         self._state.topology.delete_node(name)
 
     def upsert_non_tas_pod(self, key: str, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod bound to node_name that TAS did not place; its requests use node capacity.
 
         Terminated pods should be deleted instead."""
+        self._state.verdicts_may_change()
         self._state.topology.upsert_pod(key, node_name, requests)
 
     def delete_non_tas_pod(self, key: str) -> None:
+        self._state.verdicts_may_change()
         if key in self._state.topology.pod_usage:
             self._state.topology.delete_pod(key)
             self._topology_capacity_changed()
 
     def upsert_cohort(self, cohort: Cohort) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         state.tree.set_cohort(
             cohort.name,
@@ -281,11 +292,13 @@ class Engine:
         flush_all(state)
 
     def delete_cohort(self, name: str) -> None:
+        self._state.verdicts_may_change()
         self._state.tree.remove_cohort(name)
         self._refresh_cycles()
         flush_all(self._state)
 
     def upsert_cluster_queue(self, cq: ClusterQueue) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         node = state.tree.set_cluster_queue(
             cq.name, quotas_of(cq.resource_groups), cq.cohort, cq.fair_sharing_weight
@@ -335,6 +348,8 @@ class Engine:
         flush_inadmissible(state, current)
 
     def delete_cluster_queue(self, name: str) -> None:
+        self._state.verdicts_may_change()
+        self._verdicts.forget(name)
         state = self._state
         cq = state.cqs.pop(name, None)
         if cq is None:
@@ -354,6 +369,7 @@ class Engine:
         flush_all(state)
 
     def upsert_local_queue(self, lq: LocalQueue) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         old = state.lqs.get(lq.key)
         was_held = old.held if old is not None else False
@@ -384,6 +400,7 @@ class Engine:
             enqueue(state, ws)
 
     def delete_local_queue(self, namespace: str, name: str) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         key = f"{namespace}/{name}"
         pending = self._lq_pending(key)
@@ -396,9 +413,11 @@ class Engine:
             enqueue(state, ws)
 
     def upsert_priority_class(self, pc: WorkloadPriorityClass) -> None:
+        self._state.verdicts_may_change()
         self._state.priority_classes[pc.name] = pc
 
     def delete_priority_class(self, name: str) -> None:
+        self._state.verdicts_may_change()
         self._state.priority_classes.pop(name, None)
 
     def priority_class_value(self, name: str) -> int | None:
@@ -407,15 +426,18 @@ class Engine:
         return None if pc is None else pc.value
 
     def upsert_admission_check(self, check: AdmissionCheck) -> None:
+        self._state.verdicts_may_change()
         self._state.checks[check.name] = check
         self._refresh_references()
         flush_all(self._state)
 
     def delete_admission_check(self, name: str) -> None:
+        self._state.verdicts_may_change()
         if self._state.checks.pop(name, None) is not None:
             self._refresh_references()
 
     def upsert_namespace(self, namespace: Namespace) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         old = state.namespaces.get(namespace.name)
         state.namespaces[namespace.name] = namespace
@@ -423,11 +445,13 @@ class Engine:
             flush_all(state)
 
     def delete_namespace(self, name: str) -> None:
+        self._state.verdicts_may_change()
         self._state.namespaces.pop(name, None)
 
     def upsert_limit_range(self, limit_range: LimitRange) -> None:
         """A LimitRange's defaults now count for pods of its namespace (see
         `resource_defaults`); waiting workloads there are counted again."""
+        self._state.verdicts_may_change()
         state = self._state
         ranges = dict(state.limit_ranges.get(limit_range.namespace, {}))
         if ranges.get(limit_range.name) == limit_range:
@@ -437,6 +461,7 @@ class Engine:
         self._recount(namespace=limit_range.namespace)
 
     def delete_limit_range(self, namespace: str, name: str) -> None:
+        self._state.verdicts_may_change()
         state = self._state
         ranges = dict(state.limit_ranges.get(namespace, {}))
         if ranges.pop(name, None) is None:
@@ -446,6 +471,7 @@ class Engine:
 
     def upsert_runtime_class(self, runtime_class: RuntimeClass) -> None:
         """A RuntimeClass's overhead now counts for templates naming it without their own."""
+        self._state.verdicts_may_change()
         state = self._state
         if state.runtime_classes.get(runtime_class.name) == runtime_class:
             return
@@ -453,6 +479,7 @@ class Engine:
         self._recount(runtime_class=runtime_class.name)
 
     def delete_runtime_class(self, name: str) -> None:
+        self._state.verdicts_may_change()
         if self._state.runtime_classes.pop(name, None) is not None:
             self._recount(runtime_class=name)
 
@@ -554,7 +581,7 @@ class Engine:
 
     # ----------------------------------------------------------------- scheduling
     def schedule(self) -> CycleResult:
-        result = SchedulingCycle(self._state, self._life, self._preemptor).run()
+        result = SchedulingCycle(self._state, self._life, self._preemptor, self._verdicts).run()
         result.changed = self._drain()
         return result
 
@@ -578,6 +605,7 @@ class Engine:
     def replace_failed_node(self, key: str, node: str) -> StatusChanges:
         """Move an admitted TAS workload's pods off a failed node (`topology_replacement`);
         when no replacement fits, evict it with reason NodeFailures, as upstream."""
+        self._state.verdicts_may_change()
         ws = self._ws(key)
         state = self._state
         if not ws.is_admitted or ws.is_evicted or ws.admission is None:

@@ -122,6 +122,7 @@ class Lifecycle:
     def charge(self, ws: WorkloadState, cq: ClusterQueueState) -> None:
         usage = usage_from_admission(ws)
         add_usages(cq.node, usage)
+        self.state.verdicts_may_change(cq)
         ws.usage = usage
         ws.usage_cq = cq.name
         ws.tas_usage = tas_usage_from_admission(ws, self.state)
@@ -131,6 +132,7 @@ class Lifecycle:
     def release(self, ws: WorkloadState) -> ClusterQueueState | None:
         """Give back ws's quota; returns the ClusterQueue it was charged to."""
         cq = self.state.cqs.get(ws.usage_cq or "")
+        self.state.verdicts_may_change(cq)
         if cq is not None and ws.key in cq.reserving:
             remove_usages(cq.node, ws.usage)
             del cq.reserving[ws.key]
@@ -160,6 +162,7 @@ class Lifecycle:
         remove_usages(cq.node, ws.usage)
         ws.usage = usage_from_admission(ws)
         add_usages(cq.node, ws.usage)
+        self.state.verdicts_may_change(cq)
         cq.generation += 1
 
     # ------------------------------------------------------------ reservation
@@ -251,6 +254,8 @@ class Lifecycle:
     ) -> None:
         """Set Evicted=True; release the quota now unless the driver confirms it later."""
         state = self.state
+        # An evicted workload is no victim to look for any more.
+        state.verdicts_may_change(state.cqs.get(ws.usage_cq or ws.cluster_queue or ""))
         now = state.now()
         shown = reason
         if reason == WorkloadReason.DEACTIVATED and cause:

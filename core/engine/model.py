@@ -468,6 +468,9 @@ class CycleResult:
     changed: dict[str, WorkloadStatus] = field(default_factory=dict)
     heads: int = 0
     tried: frozenset[str] = frozenset()
+    evaluated: int = 0
+    """Heads nominated afresh; the others' verdicts were kept (`verdict_cache`). A cycle
+    with heads but none evaluated decided nothing new: it only requeued them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

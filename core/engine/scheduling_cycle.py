@@ -49,6 +49,7 @@ from core.engine.quota_tree import (
 )
 from core.engine.resource_validation import resource_validation_message
 from core.engine.topology_state import TasUsage
+from core.engine.verdict_cache import VerdictCache, cacheable, fresh_last
 from core.engine.workload_slices import kept_flavors, replaced_slice, retire, set_aside
 from core.engine.workload_state import WorkloadState
 
@@ -90,14 +91,21 @@ def invalid_resources(ws: WorkloadState) -> str | None:
 
 
 class SchedulingCycle:
-    __slots__ = ("fair", "lifecycle", "preemptor", "result", "state")
+    __slots__ = ("fair", "lifecycle", "preemptor", "result", "state", "verdicts")
 
-    def __init__(self, state: ClusterState, lifecycle: Lifecycle, preemptor: Preemptor) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        lifecycle: Lifecycle,
+        preemptor: Preemptor,
+        verdicts: VerdictCache | None = None,
+    ) -> None:
         self.state = state
         self.lifecycle = lifecycle
         self.preemptor = preemptor
         self.fair = state.config.fair_sharing is not None
         self.result = CycleResult()
+        self.verdicts = verdicts
 
     # ------------------------------------------------------------------ driver
     def run(self) -> CycleResult:
@@ -153,16 +161,34 @@ class SchedulingCycle:
             elif (invalid := invalid_resources(ws)) is not None:
                 entry.message = invalid
             else:
-                with set_aside(self.state, replaced_slice(self.state, ws, cq)):
-                    assignment, targets = self._assignments(ws, cq)
+                assignment, targets = self._verdict(ws, cq)
                 entry.assignment = assignment
                 entry.targets = targets
                 entry.message = assignment.message()
-                ws.last_assignment = assignment.last
                 entries.append(entry)
                 continue
             inadmissible.append(entry)
         return entries, inadmissible
+
+    def _verdict(self, ws: WorkloadState, cq: ClusterQueueState) -> tuple[Assignment, list[Target]]:
+        """The head's nomination, and where its flavor search stopped: kept from an alike
+        head if nothing changed since (`verdict_cache`), else computed (and kept when it
+        admits no one)."""
+        verdicts = self.verdicts
+        if verdicts is not None and not cacheable(self.state, ws, cq):
+            verdicts = None
+        if verdicts is not None:
+            kept = verdicts.get(self.state, cq, ws)
+            if kept is not None:
+                ws.last_assignment = fresh_last(kept)
+                return kept, []
+        self.result.evaluated += 1
+        with set_aside(self.state, replaced_slice(self.state, ws, cq)):
+            assignment, targets = self._assignments(ws, cq)
+        ws.last_assignment = assignment.last
+        if verdicts is not None:
+            verdicts.keep(self.state, cq, ws, assignment, len(targets))
+        return assignment, targets
 
     def _assigner(self, ws: WorkloadState, cq: ClusterQueueState) -> FlavorAssigner:
         return FlavorAssigner(

@@ -13,9 +13,16 @@ other heads (the ones it tried went back to the inadmissible set). A head that i
 blocked - waiting for its victims to stop, or not fitting at the front of a StrictFIFO
 queue - is not retried at all: the loop waits for a wake-up, as upstream's queue manager
 parks its scheduler on a condition variable. As upstream's scheduler, a cycle without
-progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`) before
-the next, however soon something wakes it, so a stream of arrivals into full queues
-costs a bounded number of cycles.
+progress is followed by a short pause (1 ms doubling to `MAX_BACKOFF_SECONDS`, 100 ms as
+upstream's `pkg/util/wait.UntilWithBackoff`) before the next, however soon something
+wakes it, so a stream of arrivals and finishes into full queues costs at most ten cycles
+without progress a second. Whatever happens during the pause is seen by the next cycle.
+
+A round whose heads were all decided before (the engine kept an alike head's verdict and
+nothing changed since: `core.engine.verdict_cache`) only requeues them: it evaluated no
+verdict, so it is no admission cycle (neither counted nor in `kueue_admission_attempts_total`).
+It is paced as a cycle without progress is: unpaced, every flush (each finished workload
+sends its cohort's parked heads back) would be followed by a whole drain of the heaps.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from core.manager.engine_host import EngineHost
 from core.manager.metrics import ManagerMetrics
 
 MIN_BACKOFF_SECONDS = 0.001
-MAX_BACKOFF_SECONDS = 0.02
+MAX_BACKOFF_SECONDS = 0.1
 
 
 class SchedulerLoop:
@@ -40,6 +47,8 @@ class SchedulerLoop:
         self.host = host
         self.metrics = metrics
         self.cycles = 0
+        self.requeue_rounds = 0
+        """Rounds whose heads all had kept verdicts (see module docstring)."""
         self.log = structlog.get_logger("core.manager.scheduler")
 
     def _seconds_to_next_timer(self) -> float | None:
@@ -87,6 +96,10 @@ class SchedulerLoop:
         if result.heads == 0:
             if result.changed:
                 host.publish(result.changed, wake=False)
+            return result
+        if result.evaluated == 0:
+            self.requeue_rounds += 1
+            host.publish(result.changed, wake=False)
             return result
         self.cycles += 1
         touched = {admitted.admission.cluster_queue for admitted in result.admitted}
