@@ -10,6 +10,7 @@ SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", kind="ServiceAccount")
 CLUSTER_ROLES = Resource(
     "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False, kind="ClusterRole"
 )
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", kind="Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", kind="RoleBinding")
 CLUSTER_ROLE_BINDINGS = Resource(
     "rbac.authorization.k8s.io",

@@ -20,7 +20,7 @@ from core.kube.resources import CONFIGMAPS, NAMESPACES, Resource
 from core.kube.write_counter import WriteVerb
 from devfleet.chart_install import mint_identity
 from devfleet.cluster_access import RunningFleet
-from tests.integration.rbac_resources import ROLE_BINDINGS, SERVICE_ACCOUNTS
+from tests.integration.rbac_resources import ROLE_BINDINGS, ROLES, SERVICE_ACCOUNTS
 
 ClientFactory = Callable[..., Awaitable[KubeClient]]
 FLOW_SCHEMAS = Resource(
@@ -229,20 +229,28 @@ async def test_a_throttled_request_waits_out_retry_after_and_then_succeeds(
 ) -> None:
     """Priority and fairness answers 429 with Retry-After; the client tries again after it.
 
-    A priority level with no seats (a "jail") rejects every request of the ServiceAccount
-    its FlowSchema matches; giving the level seats while the client waits lets its next
-    try through. Without the retry the first 429 would raise.
+    A priority level with no seats (a "jail") refuses the ServiceAccount's requests that
+    arrive while one of them runs; giving the level seats while the client waits lets the
+    next tries through. Without the retry every refused read would raise.
     """
     account, level = f"throttled-{namespace}", f"jail-{namespace}"
     await kube.create(SERVICE_ACCOUNTS, {"metadata": {"name": account, "namespace": namespace}})
+    await kube.create(
+        ROLES,
+        {
+            "metadata": {"name": account, "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}],
+        },
+        namespace=namespace,
+    )
     await kube.create(
         ROLE_BINDINGS,
         {
             "metadata": {"name": account, "namespace": namespace},
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "view",
+                "kind": "Role",
+                "name": account,
             },
             "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
         },
@@ -250,6 +258,7 @@ async def test_a_throttled_request_waits_out_retry_after_and_then_succeeds(
     )
     await kube.create(PRIORITY_LEVELS, _jail_level(level, shares=0))
     await kube.create(FLOW_SCHEMAS, _flow_schema(level, account, namespace))
+    await _until_in_force(kube, level)
     try:
         identity = mint_identity(
             lite_fleet.manager,
@@ -260,27 +269,43 @@ async def test_a_throttled_request_waits_out_retry_after_and_then_succeeds(
         )
         throttled = await KubeClient.from_kubeconfig(identity.kubeconfig, name="throttled")
         try:
-            read = asyncio.create_task(
-                throttled.request("GET", f"/api/v1/namespaces/{namespace}/configmaps")
-            )
+            path = f"/api/v1/namespaces/{namespace}/configmaps"
+            reads: list[asyncio.Task[bytes]] = []
             async with asyncio.timeout(30):
+                # A level with no seats still runs a request when it runs none (so it is
+                # never stuck); the ones that arrive meanwhile are refused. Bursts of
+                # concurrent reads make such arrivals certain.
                 while throttled.retried_after == 0:
-                    assert not read.done(), f"answered without being throttled: {read}"
-                    await asyncio.sleep(0.1)
+                    reads += [
+                        asyncio.create_task(throttled.request("GET", path)) for _ in range(20)
+                    ]
+                    await asyncio.sleep(0.5)
             await kube.patch(
                 PRIORITY_LEVELS,
                 level,
                 {"spec": {"limited": {"nominalConcurrencyShares": 10}}},
             )
             async with asyncio.timeout(60):
-                answer = await read
-            assert b'"kind":"ConfigMapList"' in answer.replace(b" ", b"")
+                answers = await asyncio.gather(*reads)
+            assert all(b'"kind":"ConfigMapList"' in a.replace(b" ", b"") for a in answers)
             assert throttled.retried_after >= 1
         finally:
             await throttled.close()
     finally:
         await kube.delete(FLOW_SCHEMAS, level)
         await kube.delete(PRIORITY_LEVELS, level)
+
+
+async def _until_in_force(kube: KubeClient, flow_schema: str) -> None:
+    """Priority and fairness applies a FlowSchema asynchronously; it says so by marking
+    the schema not Dangling (its priority level found and in use)."""
+    async with asyncio.timeout(30):
+        while True:
+            schema = await kube.get(FLOW_SCHEMAS, flow_schema)
+            conditions = (schema.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Dangling" and c.get("status") == "False" for c in conditions):
+                return
+            await asyncio.sleep(0.2)
 
 
 def _jail_level(name: str, *, shares: int) -> dict[str, object]:
