@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from bench.scheduler.measured_process import ExitUsage, MeasuredProcess
 from devfleet.toolchain import binary_path
 
@@ -29,6 +31,13 @@ RUNNER_BURST = 2000
 SUMMARY_FILE = "summary.yaml"
 WL_STATES = "wlStates.csv"
 """Per-workload CSV the runner writes beside the summary."""
+
+
+def generator_makes_topology(generator_config: Path) -> bool:
+    """Whether the runner will create a Topology, its TAS flavor and labelled nodes: a
+    generator with a top-level `topology` (upstream's `configs/tas`) does."""
+    data = yaml.safe_load(generator_config.read_text()) or {}
+    return isinstance(data, dict) and data.get("topology") is not None
 
 
 @dataclass(frozen=True, slots=True)
