@@ -143,3 +143,20 @@ def test_whole_slices_on_the_failed_node_move_as_whole_slices_to_any_rack() -> N
     e.replace_failed_node("ns/a", host)
     after = _racks_of(e, "ns/a")
     assert sorted(after.values()) == [2, 2] and host.partition("-")[0] not in after
+
+
+def test_pods_breaking_only_the_outer_slice_stay_in_its_rack_as_inner_slices() -> None:
+    # Every 4 pods in one rack, every 2 on one host; 2-pod hosts. A 1-pod filler takes
+    # r0-h0, the 4-pod job the fuller rack r0 (h1, h2). r0-h1 fails: its 2 pods are a
+    # whole host pair but half of the rack's 4, so they must stay in r0 on one host, and
+    # r0 has none free (r1 has three): evicted rather than split over racks.
+    e = racks_engine(racks=2, hosts=3, cpu=2000)
+    e.add_workload(job("filler", 1, TopologyRequest(required=RACK)))
+    e.schedule()
+    assert placed(e, "ns/filler") == [("r0-h0", 1)]
+    layers = (SliceLayer(level=RACK, size=4), SliceLayer(level=HOST, size=2))
+    e.add_workload(job("a", 4, TopologyRequest(slices=layers), created=1.0))
+    e.schedule()
+    assert placed(e, "ns/a") == [("r0-h1", 2), ("r0-h2", 2)]
+    e.replace_failed_node("ns/a", "r0-h1")
+    assert "r0-h1" in _evicted_message(e, "ns/a")
