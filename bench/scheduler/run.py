@@ -8,6 +8,7 @@ way (see bench/README.md, "Hub vs upstream Kueue").
     python bench/scheduler/run.py                                  # small config, both managers
     python bench/scheduler/run.py --config examples/simulate/baseline.yaml --timeout 900
     python bench/scheduler/run.py --config upstream:tas --timeout 1800   # upstream's TAS config
+    python bench/scheduler/run.py --config upstream:tas --cohorts 1      # a fifth of it
     python bench/scheduler/run.py --only fleetq                    # one leg
     python bench/scheduler/run.py --show bench/results/hub-latest.json   # re-print a table
 """
@@ -47,6 +48,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=Path,
         help="upstream's bounds to show beside the figures (default: rangespec.yaml beside "
         "the config, if any)",
+    )
+    parser.add_argument(
+        "--cohorts",
+        type=int,
+        help="make every cohort set of the config this many cohorts (a shorter run of the "
+        "same shape; upstream's bars are for the whole config)",
     )
     parser.add_argument("--only", choices=MANAGERS, help="run one manager only")
     parser.add_argument(
@@ -124,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.scheduler.benchmark_leg import LegOptions, run_leg
     from bench.scheduler.comparison_table import format_table
     from bench.scheduler.managers import ManagerKind, PrerequisiteMissing, check_prerequisites
+    from bench.scheduler.perf_runner import with_cohort_count
     from bench.scheduler.rangespec import Bars, RangespecError, rangespec_beside, read_rangespec
     from bench.scheduler.tuned_cluster import (
         UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -158,9 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         args.max_mutating_requests_inflight = UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT
     _interrupt_on_sigterm()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    output_dir = RESULTS / f"hub-{stamp}"
+    source_config = config
+    if args.cohorts is not None:
+        config = with_cohort_count(source_config, args.cohorts, output_dir)
     options = LegOptions(
         generator_config=config,
-        output_dir=RESULTS / f"hub-{stamp}",
+        output_dir=output_dir,
         timeout_s=args.timeout,
         max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
@@ -170,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {
         "benchmark": "hub-vs-upstream",
         "started": stamp,
-        "generator_config": str(config),
+        "generator_config": str(source_config),
+        "cohorts_per_set": args.cohorts,
         "rangespec_file": None if rangespec is None else str(rangespec),
         "rangespec": None if bars is None else bars.to_json(),
         "upstream_kueue": KUEUE_VERSION,

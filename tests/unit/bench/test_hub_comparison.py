@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.scheduler.comparison_table import format_table, headline_figures, ratio
 from bench.scheduler.manager_metrics import counter_totals
 from bench.scheduler.managers import ManagerKind, prepare_launch
-from bench.scheduler.perf_runner import generator_makes_topology
+from bench.scheduler.perf_runner import generator_makes_topology, with_cohort_count
 from bench.scheduler.rangespec import Bars, RangespecError, rangespec_beside, read_rangespec
 from bench.scheduler.tuned_cluster import kwokctl_safe_order
 
@@ -160,3 +161,16 @@ def test_minimalkueue_gets_its_tas_controllers_only_for_a_topology_config(
     without = prepare_launch(ManagerKind.UPSTREAM, kubeconfig, tmp_path)
     assert with_tas.argv[-1] == "--enableTAS"
     assert "--enableTAS" not in without.argv
+
+
+def test_a_config_scaled_to_fewer_cohorts_keeps_everything_else(tmp_path: Path) -> None:
+    source = tmp_path / "generator.yaml"
+    source.write_text(
+        "topology: {name: t, levels: [{name: rack, count: 10}]}\n"
+        "cohorts:\n"
+        "- className: cohort\n  count: 5\n  queuesSets: [{className: cq, count: 6}]\n"
+    )
+    scaled = yaml.safe_load(with_cohort_count(source, 1, tmp_path / "out").read_text())
+    assert scaled["cohorts"][0]["count"] == 1
+    assert scaled["cohorts"][0]["queuesSets"] == [{"className": "cq", "count": 6}]
+    assert scaled["topology"]["levels"] == [{"name": "rack", "count": 10}]
