@@ -29,7 +29,13 @@ from bench.scheduler.managers import (
     wait_ready,
 )
 from bench.scheduler.measured_process import MeasuredProcess, total_cpu_seconds
-from bench.scheduler.perf_runner import WL_STATES, RunnerInvocation, RunnerOutcome, run_runner
+from bench.scheduler.perf_runner import (
+    WL_STATES,
+    RunnerInvocation,
+    RunnerOutcome,
+    generator_makes_topology,
+    run_runner,
+)
 from bench.scheduler.runner_summary import RunnerSummaryError, read_summary, read_workload_states
 from bench.scheduler.tuned_cluster import (
     UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -96,7 +102,13 @@ def _measure(
     with BenchCluster(f"bench-{kind.value}-{_suffix()}", tuning, progress=say) as cluster:
         result.cluster_ready_s = round(time.monotonic() - started, 2)
         kubeconfig = cluster.access.kubeconfig
-        launch = prepare_launch(kind, kubeconfig, leg_dir, options.fleetq_log_level)
+        launch = prepare_launch(
+            kind,
+            kubeconfig,
+            leg_dir,
+            options.fleetq_log_level,
+            topology=generator_makes_topology(options.generator_config),
+        )
         crds = install_crds(kubeconfig, launch.crd_dir)
         say(f"{len(crds)} CRDs installed from {launch.crd_dir}")
         with MeasuredProcess(launch.argv, log_path=leg_dir / "manager.log") as manager:

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.scheduler.rangespec import Bars
+
 CLASS_ORDER = ("small", "medium", "large")
 
 
@@ -19,6 +21,15 @@ class Figure:
     label: str
     values: dict[str, float | None]
     higher_is_better: bool = False
+    bar: float | None = None
+    """Upstream's rangespec bound: a maximum, or a minimum when `higher_is_better`."""
+
+    def misses_bar(self, manager: str) -> bool | None:
+        """Whether the manager's figure is outside the bar; None when either is unknown."""
+        value = self.values.get(manager)
+        if self.bar is None or value is None:
+            return None
+        return value < self.bar if self.higher_is_better else value > self.bar
 
 
 def _num(value: Any) -> float | None:
@@ -48,14 +59,20 @@ def _class_names(legs: Mapping[str, Mapping[str, Any]], key: str) -> list[str]:
     return known + sorted(names - set(CLASS_ORDER))
 
 
-def headline_figures(legs: Mapping[str, Mapping[str, Any]]) -> list[Figure]:
-    """The rows of the table, in reading order, for the managers in `legs`."""
+def headline_figures(
+    legs: Mapping[str, Mapping[str, Any]], bars: Bars | None = None
+) -> list[Figure]:
+    """The rows of the table, in reading order, for the managers in `legs`; with `bars`,
+    the rows upstream's rangespec bounds carry their bound."""
+    bars = bars or Bars()
 
-    def row(label: str, pick: Any, higher_is_better: bool = False) -> Figure:
-        return Figure(label, {m: pick(leg) for m, leg in legs.items()}, higher_is_better)
+    def row(
+        label: str, pick: Any, higher_is_better: bool = False, bar: float | None = None
+    ) -> Figure:
+        return Figure(label, {m: pick(leg) for m, leg in legs.items()}, higher_is_better, bar)
 
     figures = [
-        row("run wall time (s)", lambda leg: _num(leg.get("run_wall_s"))),
+        row("run wall time (s)", lambda leg: _num(leg.get("run_wall_s")), bar=bars.max_wall_s),
         row("manager CPU during run (s)", lambda leg: _num(leg.get("manager_cpu_run_s"))),
         row("manager CPU, whole process (s)", lambda leg: _num(leg.get("manager_cpu_total_s"))),
         row("manager peak RSS (MiB)", lambda leg: _num(leg.get("manager_peak_rss_mib"))),
@@ -80,6 +97,7 @@ def headline_figures(legs: Mapping[str, Mapping[str, Any]]) -> list[Figure]:
                 lambda leg, n=name: _num(
                     (leg.get("workload_classes") or {}).get(n, {}).get("avg_time_to_admission_s")
                 ),
+                bar=bars.max_avg_admission_s.get(name),
             )
         )
     for name in _class_names(legs, "workload_classes"):
@@ -97,6 +115,7 @@ def headline_figures(legs: Mapping[str, Mapping[str, Any]]) -> list[Figure]:
                 f"ClusterQueue usage, {name} (%, higher=better)",
                 lambda leg, n=name: _num((leg.get("queue_usage_percent") or {}).get(n)),
                 higher_is_better=True,
+                bar=bars.min_usage_percent.get(name),
             )
         )
     figures.append(row("workloads recorded", lambda leg: _num(leg.get("workloads"))))
@@ -126,21 +145,37 @@ def _cell(value: float | None) -> str:
     return f"{value:.2f}" if abs(value) < 1000 else f"{value:.0f}"
 
 
+def _bar_cells(figure: Figure, managers: Sequence[str]) -> list[str]:
+    """The bound (`<= 482`, `>= 57`) and who misses it, or blanks for an unbounded row."""
+    if figure.bar is None:
+        return ["", ""]
+    sign = ">=" if figure.higher_is_better else "<="
+    missed = [m for m in managers if figure.misses_bar(m)]
+    unknown = all(figure.misses_bar(m) is None for m in managers)
+    return [f"{sign} {_cell(figure.bar)}", "?" if unknown else (", ".join(missed) or "none")]
+
+
 def format_table(
     legs: Mapping[str, Mapping[str, Any]],
     order: Sequence[str] = ("upstream", "fleetq"),
+    bars: Bars | None = None,
 ) -> str:
-    """A plain-text table: one column per manager, then fleetq/upstream when both ran."""
+    """A plain-text table: one column per manager, then fleetq/upstream when both ran, then
+    upstream's rangespec bar and the managers missing it when `bars` are given."""
     managers = [m for m in order if m in legs] + [m for m in legs if m not in order]
     both = "upstream" in legs and "fleetq" in legs
-    figures = headline_figures({m: legs[m] for m in managers})
+    figures = headline_figures({m: legs[m] for m in managers}, bars)
     header = ["figure", *managers] + (["fleetq/upstream"] if both else [])
+    if bars is not None:
+        header += ["upstream's bar", "missed by"]
     rows = [header]
     for figure in figures:
         cells = [figure.label] + [_cell(figure.values.get(m)) for m in managers]
         if both:
             value = ratio(figure, "fleetq", "upstream")
             cells.append("-" if value is None else f"{value:.2f}")
+        if bars is not None:
+            cells += _bar_cells(figure, managers)
         rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []

@@ -128,9 +128,19 @@ def fleetq_configuration(health_port: int, metrics_port: int) -> str:
 
 
 def prepare_launch(
-    kind: ManagerKind, kubeconfig: Path, workdir: Path, fleetq_log_level: str = "warning"
+    kind: ManagerKind,
+    kubeconfig: Path,
+    workdir: Path,
+    fleetq_log_level: str = "warning",
+    *,
+    topology: bool = False,
 ) -> ManagerLaunch:
-    """Pick ports and write config files for one manager; starts nothing."""
+    """Pick ports and write config files for one manager; starts nothing.
+
+    `topology`: the generator makes a Topology and a TAS flavor, so minimalkueue gets
+    `--enableTAS` (its TAS controllers and indexers are off otherwise, and every TAS
+    workload would wait); the hub always runs its TAS parts.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     if kind is ManagerKind.UPSTREAM:
         (metrics_port,) = allocate_ports(1)
@@ -141,6 +151,7 @@ def prepare_launch(
             str(kubeconfig),
             "--metricsPort",
             str(metrics_port),
+            *(("--enableTAS",) if topology else ()),
         )
         return ManagerLaunch(kind, argv, UPSTREAM_CRDS, metrics, metrics, "minimalkueue/")
     health_port, metrics_port = allocate_ports(2)

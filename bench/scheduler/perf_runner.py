@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from bench.scheduler.measured_process import ExitUsage, MeasuredProcess
 from devfleet.toolchain import binary_path
 
@@ -29,6 +31,29 @@ RUNNER_BURST = 2000
 SUMMARY_FILE = "summary.yaml"
 WL_STATES = "wlStates.csv"
 """Per-workload CSV the runner writes beside the summary."""
+
+
+def generator_makes_topology(generator_config: Path) -> bool:
+    """Whether the runner will create a Topology, its TAS flavor and labelled nodes: a
+    generator with a top-level `topology` (upstream's `configs/tas`) does."""
+    data = yaml.safe_load(generator_config.read_text()) or {}
+    return isinstance(data, dict) and data.get("topology") is not None
+
+
+def with_cohort_count(generator_config: Path, count: int, into: Path) -> Path:
+    """A copy of the generator whose every cohort set makes `count` cohorts: the same
+    queues, workloads and topology per cohort, a fraction of the whole run (upstream's
+    15,000-workload configs take 10-20 minutes a manager on 2 shared cores)."""
+    data = yaml.safe_load(generator_config.read_text()) or {}
+    for cohort_set in data.get("cohorts") or ():
+        cohort_set["count"] = count
+    into.mkdir(parents=True, exist_ok=True)
+    scaled = into / f"{generator_config.stem}-{count}-cohorts.yaml"
+    scaled.write_text(
+        f"# {generator_config} with {count} cohort(s) per cohort set\n"
+        + yaml.safe_dump(data, sort_keys=False)
+    )
+    return scaled
 
 
 @dataclass(frozen=True, slots=True)

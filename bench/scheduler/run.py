@@ -7,6 +7,8 @@ way (see bench/README.md, "Hub vs upstream Kueue").
 
     python bench/scheduler/run.py                                  # small config, both managers
     python bench/scheduler/run.py --config examples/simulate/baseline.yaml --timeout 900
+    python bench/scheduler/run.py --config upstream:tas --timeout 1800   # upstream's TAS config
+    python bench/scheduler/run.py --config upstream:tas --cohorts 1      # a fifth of it
     python bench/scheduler/run.py --only fleetq                    # one leg
     python bench/scheduler/run.py --show bench/results/hub-latest.json   # re-print a table
 """
@@ -37,9 +39,21 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--config",
+        default=str(DEFAULT_CONFIG),
+        help="generator file in upstream's format (default: bench/scheduler/configs/small.yaml)"
+        ", or upstream:NAME for upstream's own test/performance/scheduler/configs/NAME",
+    )
+    parser.add_argument(
+        "--rangespec",
         type=Path,
-        default=DEFAULT_CONFIG,
-        help="generator file in upstream's format (default: bench/scheduler/configs/small.yaml)",
+        help="upstream's bounds to show beside the figures (default: rangespec.yaml beside "
+        "the config, if any)",
+    )
+    parser.add_argument(
+        "--cohorts",
+        type=int,
+        help="make every cohort set of the config this many cohorts (a shorter run of the "
+        "same shape; upstream's bars are for the whole config)",
     )
     parser.add_argument("--only", choices=MANAGERS, help="run one manager only")
     parser.add_argument(
@@ -66,6 +80,22 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--show", type=Path, help="print the table of a saved result and exit")
     return parser.parse_args(argv)
+
+
+UPSTREAM_PREFIX = "upstream:"
+
+
+def _resolve_config(raw: str) -> Path:
+    """A path, or `upstream:NAME`: the generator of upstream's own config NAME in the
+    module of the Kueue version under test (its rangespec.yaml sits beside it)."""
+    if not raw.startswith(UPSTREAM_PREFIX):
+        return Path(raw).resolve()
+    from devfleet.toolchain import KUEUE_VERSION
+    from devfleet.upstream_kueue import upstream_module
+
+    name = raw.removeprefix(UPSTREAM_PREFIX)
+    configs = upstream_module(KUEUE_VERSION) / "test" / "performance" / "scheduler" / "configs"
+    return configs / name / "generator.yaml"
 
 
 def _interrupt_on_sigterm() -> None:
@@ -101,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     from bench.scheduler.benchmark_leg import LegOptions, run_leg
     from bench.scheduler.comparison_table import format_table
     from bench.scheduler.managers import ManagerKind, PrerequisiteMissing, check_prerequisites
+    from bench.scheduler.perf_runner import with_cohort_count
+    from bench.scheduler.rangespec import Bars, RangespecError, rangespec_beside, read_rangespec
     from bench.scheduler.tuned_cluster import (
         UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT,
         UPSTREAM_MAX_REQUESTS_INFLIGHT,
@@ -109,11 +141,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.show is not None:
         saved = json.loads(args.show.read_text())
-        print(format_table(saved["legs"]))
+        print(format_table(saved["legs"], bars=Bars.from_json(saved.get("rangespec"))))
         return 0
-    config = args.config.resolve()
+    config = _resolve_config(args.config)
     if not config.is_file():
         print(f"bench/scheduler: no generator config at {config}", file=sys.stderr)
+        return 2
+    rangespec = args.rangespec or rangespec_beside(config)
+    try:
+        bars = None if rangespec is None else read_rangespec(rangespec)
+    except RangespecError as exc:
+        print(f"bench/scheduler: {exc}", file=sys.stderr)
         return 2
     kinds = [ManagerKind(args.only)] if args.only else [ManagerKind(m) for m in MANAGERS]
     try:
@@ -128,9 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         args.max_mutating_requests_inflight = UPSTREAM_MAX_MUTATING_REQUESTS_INFLIGHT
     _interrupt_on_sigterm()
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    output_dir = RESULTS / f"hub-{stamp}"
+    source_config = config
+    if args.cohorts is not None:
+        config = with_cohort_count(source_config, args.cohorts, output_dir)
     options = LegOptions(
         generator_config=config,
-        output_dir=RESULTS / f"hub-{stamp}",
+        output_dir=output_dir,
         timeout_s=args.timeout,
         max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
@@ -140,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {
         "benchmark": "hub-vs-upstream",
         "started": stamp,
-        "generator_config": str(config),
+        "generator_config": str(source_config),
+        "cohorts_per_set": args.cohorts,
+        "rangespec_file": None if rangespec is None else str(rangespec),
+        "rangespec": None if bars is None else bars.to_json(),
         "upstream_kueue": KUEUE_VERSION,
         "timeout_s": args.timeout,
         "apiserver": {
@@ -171,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     report["ratios_fleetq_over_upstream"] = _ratios(report["legs"])
     path = _write(report, stamp)
     print()
-    print(format_table(report["legs"]))
+    print(format_table(report["legs"], bars=bars))
     print(f"\nJSON: {path}\nrunner output, logs: {options.output_dir}")
     failed = [name for name, leg in report["legs"].items() if leg.get("error")]
     return 1 if failed else 0

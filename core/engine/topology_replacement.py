@@ -13,9 +13,13 @@ It fails, with upstream's messages, when a remaining domain is gone from the top
 (another node failed too) or no placement fits; upstream then evicts the workload
 (TASFailedNodeReplacementFailFast, on by default).
 
-Slice requests: when the pods to move are not a whole number of slices, the slice
-constraint is dropped for them (upstream confines them to the incomplete slice's
-domain instead; not ported).
+Slice requests keep every slice inside one domain of its slice level, as upstream: when
+the pods to move are whole slices they are placed as slices (each in one domain,
+anywhere allowed); when they are not, they belong to a slice left incomplete in some
+domain, so they are confined to that domain (of the innermost layer they break), placed
+as slices of the innermost layer whose size divides them, or as single pods. When no
+domain is short of exactly those pods, or the confined domain has no room, there is no
+replacement and the workload is evicted.
 """
 
 from __future__ import annotations
@@ -84,12 +88,49 @@ def _confined_to(
     return dict(zip(tree.levels[: level + 1], values[: level + 1], strict=True))
 
 
+def _breaks_slices(request: TopologyRequest | None, count: int) -> bool:
+    """Whether moving `count` pods leaves a slice of some layer incomplete."""
+    return request is not None and any(count % layer.size for layer in request.slices)
+
+
 def _request_for(request: TopologyRequest | None, count: int) -> TopologyRequest | None:
-    if request is None or not request.slices:
+    """The request the moved pods are placed with: whole slices keep every layer; pods of
+    a broken slice keep only the innermost layer whose size divides them (none: single
+    pods, unconstrained when slices were all the request asked)."""
+    if request is None or not _breaks_slices(request, count):
         return request
-    if all(count % layer.size == 0 for layer in request.slices):
-        return request
-    return dataclasses.replace(request, slices=())
+    kept = next((layer for layer in reversed(request.slices) if count % layer.size == 0), None)
+    slices_only = request.required is None and request.preferred is None
+    return dataclasses.replace(
+        request,
+        slices=() if kept is None else (kept,),
+        unconstrained=True if slices_only and kept is None else request.unconstrained,
+    )
+
+
+def _incomplete_slice_domain(
+    tree: TopologyTree,
+    request: TopologyRequest | None,
+    remaining: list[TopologyDomainAssignment],
+    count: int,
+) -> dict[str, str] | None:
+    """Node labels of the domain whose slice the moved pods complete, at the level of the
+    innermost layer they break; {} when no slice breaks, None when no domain is short of
+    exactly `count` pods (then no placement keeps the slices whole)."""
+    if request is None or not _breaks_slices(request, count) or not remaining:
+        return {}
+    layer = next(layer for layer in reversed(request.slices) if count % layer.size)
+    level = tree.level_index(layer.level)
+    if level is None:
+        return None
+    pods: dict[tuple[str, ...], int] = {}
+    for domain in remaining:
+        values = _full_values(tree, domain.values)[: level + 1]
+        pods[values] = pods.get(values, 0) + domain.count
+    short = sorted(values for values, n in pods.items() if (n + count) % layer.size == 0)
+    if not short:
+        return None
+    return dict(zip(tree.levels[: level + 1], short[0], strict=True))
 
 
 def _merge(
@@ -128,15 +169,20 @@ def replace_in_pod_set(
             )
     if moved_count == 0:
         return assignment, ""
+    topology_request = pod_set.topology_request
+    slice_domain = _incomplete_slice_domain(placer.tree, topology_request, remaining, moved_count)
+    if slice_domain is None:
+        return None, f"cannot find replacement assignment for unhealthy node: {node}"
     request = PlacementRequest(
         pod_set=pod_set.name,
         count=moved_count,
         per_pod=per_pod,
-        request=_request_for(pod_set.topology_request, moved_count),
+        request=_request_for(topology_request, moved_count),
         implied=implied,
         node_selector={
             **pod_set.node_selector,
-            **_confined_to(placer.tree, pod_set.topology_request, remaining),
+            **_confined_to(placer.tree, topology_request, remaining),
+            **slice_domain,
         },
         required_node_affinity=_excluding(pod_set.required_node_affinity, node),
         tolerations=pod_set.tolerations,

@@ -8,6 +8,8 @@ three.
   kube-scheduler binds all four onto the two nodes of one rack, two per node;
 - a node deleted under a running TAS Job: the Workload's assignment moves the node's pods
   to the other node of the same rack, and the Job's replacement pods run there;
+- a Job preferring one rack lands in one rack when a rack has room, and only when no
+  rack can hold it spreads over both racks, still admitted with every pod bound;
 - MultiKueue: a 3-pod Job needing one rack of three free nodes is dispatched to worker-2,
   the only worker with such a rack (capacity-aware dispatch reads the agents' per-rack
   reports), and its pods run in that rack.
@@ -40,6 +42,7 @@ POOL = "fleetq.dev/node-pool"
 BLOCK, RACK, HOST = "fleetq.dev/block", "fleetq.dev/rack", "kubernetes.io/hostname"
 GPU = "nvidia.com/gpu"
 REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
 TOLERATION = {"key": "fleetq.dev/tas", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -85,11 +88,14 @@ def tas_queue(hub_process: dict[str, Any], namespace_factory: Any) -> Iterator[t
     )
 
 
-def _rack_job(name: str, *, pods: int, gpus: int, run_seconds: float, queue: str) -> Any:
+def _rack_job(
+    name: str, *, pods: int, gpus: int, run_seconds: float, queue: str, ask: str = REQUIRED
+) -> Any:
+    """A kwok Job whose pods ask for one rack (`ask`: the required or preferred annotation)."""
     job = (
         kwok_job(name, gpus_per_pod=gpus, pods=pods, run_seconds=run_seconds)
         .queue(queue)
-        .pod_annotation(REQUIRED, RACK)
+        .pod_annotation(ask, RACK)
     )
     return job
 
@@ -112,12 +118,34 @@ def _racks(core: Any) -> dict[str, str]:
     }
 
 
-def _assigned_hosts(custom: Any, namespace: str) -> list[tuple[str, int]]:
+def _workload(custom: Any, namespace: str) -> dict[str, Any]:
+    """The namespace's one Workload."""
     (workload,) = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")[
         "items"
     ]
-    psa = workload["status"]["admission"]["podSetAssignments"][0]
+    return dict(workload)
+
+
+def _conditions(workload: dict[str, Any]) -> dict[str, str]:
+    return {c["type"]: c["status"] for c in workload["status"]["conditions"]}
+
+
+def _assigned_hosts(custom: Any, namespace: str) -> list[tuple[str, int]]:
+    psa = _workload(custom, namespace)["status"]["admission"]["podSetAssignments"][0]
     return [(d.values[-1], d.count) for d in decode(psa["topologyAssignment"]).domains]
+
+
+def _assert_bound_as_assigned(custom: Any, namespace: str, pods: list[Any], ask: str) -> None:
+    """Every pod was ungated onto its own node by the hub, and the Workload's assignment
+    names exactly the nodes the pods are bound to, with their pod counts."""
+    nodes = [p.spec.node_name for p in pods]
+    for pod in pods:
+        gates = [g.name for g in pod.spec.scheduling_gates or []]
+        assert TOPOLOGY_GATE not in gates
+        assert pod.spec.node_selector[HOST] == pod.spec.node_name
+        assert pod.metadata.annotations[ask] == RACK
+    assigned = _assigned_hosts(custom, namespace)
+    assert sorted(assigned) == sorted((n, nodes.count(n)) for n in set(nodes))
 
 
 def test_a_rack_constrained_job_has_all_its_pods_bound_in_one_rack(
@@ -135,13 +163,32 @@ def test_a_rack_constrained_job_has_all_its_pods_bound_in_one_rack(
         nodes = sorted(p.spec.node_name for p in pods)
         assert {racks[n] for n in nodes} == {racks[nodes[0]]}, nodes  # one rack
         assert len(set(nodes)) == 2 and nodes.count(nodes[0]) == 2  # two pods per node
-        for pod in pods:
-            gates = [g.name for g in pod.spec.scheduling_gates or []]
-            assert TOPOLOGY_GATE not in gates
-            assert pod.spec.node_selector[HOST] == pod.spec.node_name
-            assert pod.metadata.annotations[REQUIRED] == RACK
-        assigned = _assigned_hosts(custom, namespace)
-        assert sorted(assigned) == sorted((n, nodes.count(n)) for n in set(nodes))
+        _assert_bound_as_assigned(custom, namespace, pods, REQUIRED)
+
+
+@pytest.mark.parametrize(
+    ("gpus", "racks_used"),
+    [
+        pytest.param(4, 1, id="a rack has room: one rack"),
+        pytest.param(8, 2, id="no rack holds 24 GPUs: spread over both racks"),
+    ],
+)
+def test_a_job_preferring_a_rack_spreads_over_racks_only_when_no_rack_can_hold_it(
+    tas_queue: tuple[str, str], hub_process: dict[str, Any], gpus: int, racks_used: int
+) -> None:
+    namespace, _ = tas_queue
+    worker: ClusterAccess = hub_process["worker"]
+    # Three pods; a rack is two 8-GPU nodes: 3 x 4 GPUs fit one rack, 3 x 8 fit none.
+    job = _rack_job("train", pods=3, gpus=gpus, run_seconds=60, queue="team", ask=PREFERRED)
+    with worker.api_client() as api_client:
+        core = client.CoreV1Api(api_client)
+        custom = client.CustomObjectsApi(api_client)
+        client.BatchV1Api(api_client).create_namespaced_job(namespace, job.suspend().obj())
+        pods = until(lambda: _bound_pods(core, namespace, 3), "3 pods bound to nodes", timeout=120)
+        racks = _racks(core)
+        assert len({racks[p.spec.node_name] for p in pods}) == racks_used
+        _assert_bound_as_assigned(custom, namespace, pods, PREFERRED)
+        assert _conditions(_workload(custom, namespace)).get("Admitted") == "True"
 
 
 @pytest.fixture
@@ -194,10 +241,8 @@ def test_a_node_deleted_under_a_running_tas_job_moves_its_pods_within_the_rack(
         # The pods on the deleted node go (pod GC), the Job makes new gated ones, and the
         # hub pins them to the rack mate.
         until(replaced, "replacement pods bound on the rack mate", timeout=180)
-        (workload,) = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")[
-            "items"
-        ]
-        conditions = {c["type"]: c["status"] for c in workload["status"]["conditions"]}
+        workload = _workload(custom, namespace)
+        conditions = _conditions(workload)
         assert conditions.get("Admitted") == "True"
         assert conditions.get("Evicted") != "True"
         assert not workload["status"].get("unhealthyNodes")
