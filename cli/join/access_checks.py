@@ -71,13 +71,16 @@ def worker_needs(fleet: FleetFile) -> list[AccessNeed]:
 
 
 def manager_needs(fleet: FleetFile) -> list[AccessNeed]:
-    return [
+    needs = [
         *_apply("Namespace"),
         *_apply("Secret", fleet.manager.namespace),
         *_apply("MultiKueueCluster"),
         *_apply("MultiKueueConfig"),
         *_apply("AdmissionCheck"),
     ]
+    if any(config.uses_cluster_set for config in fleet.dispatch.configs):
+        needs.extend(_apply("MultiKueueClusterSet"))
+    return needs
 
 
 def missing_access(rest: ClusterRest, needs: list[AccessNeed]) -> list[AccessNeed]:

@@ -19,6 +19,7 @@ import yaml
 from cli.join.duration_text import DurationError, parse_duration
 from core.api.markers import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from core.api.multikueue import MAX_CLUSTERS_PER_CONFIG
+from core.api.multikueue_cluster_set import MAX_CLUSTERS_PER_SET
 
 FILE_API_VERSION = "fleetq.dev/v1alpha1"
 FILE_KIND = "Fleet"
@@ -107,12 +108,18 @@ class MirroredNamespace:
 
 @dataclass(frozen=True, slots=True)
 class DispatchConfig:
-    """One MultiKueueConfig and the AdmissionCheck that points at it."""
+    """One list of workers and the AdmissionCheck that points at it: upstream's
+    MultiKueueConfig up to its 20 clusters, fleetq's MultiKueueClusterSet past that."""
 
     name: str
     admission_check: str
     workers: tuple[str, ...]
     """Worker names in order of preference."""
+
+    @property
+    def uses_cluster_set(self) -> bool:
+        """Whether the workers exceed what an upstream MultiKueueConfig may list."""
+        return len(self.workers) > MAX_CLUSTERS_PER_CONFIG
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,10 +357,10 @@ def _dispatch(section: _Section, workers: tuple[WorkerSpec, ...]) -> DispatchSpe
         configs.append(_dispatch_config(entry, names))
     if not configs:
         configs.append(DispatchConfig(DEFAULT_CONFIG_NAME, DEFAULT_CONFIG_NAME, names))
-        if len(names) > MAX_CLUSTERS_PER_CONFIG:
+        if len(names) > MAX_CLUSTERS_PER_SET:
             raise section.error(
-                f"{len(names)} workers do not fit one MultiKueueConfig (at most "
-                f"{MAX_CLUSTERS_PER_CONFIG}); list several under dispatch.configs",
+                f"{len(names)} workers do not fit one MultiKueueClusterSet (at most "
+                f"{MAX_CLUSTERS_PER_SET}); list several under dispatch.configs",
             )
     for attribute, kind in (("name", "MultiKueueConfig"), ("admission_check", "AdmissionCheck")):
         values = [getattr(config, attribute) for config in configs]
@@ -378,10 +385,10 @@ def _dispatch_config(section: _Section, workers: tuple[str, ...]) -> DispatchCon
     repeated = sorted({worker for worker in order if order.count(worker) > 1})
     if repeated:
         raise section.error(f"lists {', '.join(repeated)} more than once", "workers")
-    if len(order) > MAX_CLUSTERS_PER_CONFIG:
+    if len(order) > MAX_CLUSTERS_PER_SET:
         raise section.error(
-            f"{len(order)} workers exceed a MultiKueueConfig's limit of "
-            f"{MAX_CLUSTERS_PER_CONFIG}; split them over several configs",
+            f"{len(order)} workers exceed a MultiKueueClusterSet's limit of "
+            f"{MAX_CLUSTERS_PER_SET}; split them over several configs",
             "workers",
         )
     section.finish()

@@ -39,9 +39,9 @@ from cli.join.join_report import (
 from cli.join.kube_contexts import ClusterEndpoint, ContextError, resolve_endpoint
 from cli.join.manager_objects import (
     admission_check_manifest,
+    cluster_list_manifest,
     kubeconfig_secret_manifest,
     multikueue_cluster_manifest,
-    multikueue_config_manifest,
 )
 from cli.join.minted_kubeconfig import (
     KubeconfigShapeError,
@@ -399,7 +399,7 @@ def _join_manager(
             applier.apply(secret, note=f"kubeconfig of {worker.name}")
             applier.apply(multikueue_cluster_manifest(worker))
         for config in fleet.dispatch.configs:
-            applier.apply(multikueue_config_manifest(config), note=" > ".join(config.workers))
+            applier.apply(cluster_list_manifest(config), note=" > ".join(config.workers))
             applier.apply(admission_check_manifest(config))
     except ClusterCallError as error:
         emit(Notice(MANAGER, NoticeLevel.ERROR, str(error)))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.api.groups import KUEUE_GROUP
+from core.api.groups import FLEETQ_GROUP, FLEETQ_VERSION, KUEUE_GROUP
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,9 @@ KINDS: Mapping[str, KindInfo] = {
     "MultiKueueCluster": KindInfo(KUEUE_GROUP, "v1beta2", "multikueueclusters", namespaced=False),
     "MultiKueueConfig": KindInfo(KUEUE_GROUP, "v1beta2", "multikueueconfigs", namespaced=False),
     "AdmissionCheck": KindInfo(KUEUE_GROUP, "v1beta2", "admissionchecks", namespaced=False),
+    "MultiKueueClusterSet": KindInfo(
+        FLEETQ_GROUP, FLEETQ_VERSION, "multikueueclustersets", namespaced=False
+    ),
 }
 
 

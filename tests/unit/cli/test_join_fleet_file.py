@@ -167,9 +167,14 @@ def test_mistakes_are_reported_with_their_place(document: Any, expected: str) ->
     assert expected in message
 
 
-def test_more_workers_than_a_config_holds_must_be_split() -> None:
+def test_past_20_workers_a_config_is_a_cluster_set_and_past_1000_it_must_be_split() -> None:
+    fleet = parse_fleet_file(minimal(workers=[{"name": f"w{i}"} for i in range(21)]), FILE)
+    assert [config.uses_cluster_set for config in fleet.dispatch.configs] == [True]
+    twenty = parse_fleet_file(minimal(workers=[{"name": f"w{i}"} for i in range(20)]), FILE)
+    assert [config.uses_cluster_set for config in twenty.dispatch.configs] == [False]
+    workers = [{"name": f"w{index}"} for index in range(1001)]
+    assert "1001 workers do not fit one MultiKueueClusterSet" in error_of(minimal(workers=workers))
     workers = [{"name": f"w{index}"} for index in range(21)]
-    assert "21 workers do not fit one MultiKueueConfig" in error_of(minimal(workers=workers))
     split = {
         "configs": [
             {"name": "east", "workers": [f"w{index}" for index in range(11)]},

@@ -21,9 +21,9 @@ from cli.join.manager_objects import (
     TOKEN_EXPIRY_ANNOTATION,
     TOKEN_SUBJECT_ANNOTATION,
     admission_check_manifest,
+    cluster_list_manifest,
     kubeconfig_secret_manifest,
     multikueue_cluster_manifest,
-    multikueue_config_manifest,
     secret_kubeconfig_text,
 )
 from cli.join.queue_mirror import cluster_queues_named, mirror_manifests
@@ -148,12 +148,27 @@ def test_manager_objects_have_upstreams_shape() -> None:
         }
     }
     config = DispatchConfig("fleet", "fleet-check", ("gpu-east", "cpu-west"))
-    assert multikueue_config_manifest(config)["spec"] == {"clusters": ["gpu-east", "cpu-west"]}
+    listed = cluster_list_manifest(config)
+    assert (listed["apiVersion"], listed["kind"]) == ("kueue.x-k8s.io/v1beta2", "MultiKueueConfig")
+    assert listed["spec"] == {"clusters": ["gpu-east", "cpu-west"]}
     check = admission_check_manifest(config)
     assert check["metadata"]["name"] == "fleet-check"
     assert check["spec"] == {
         "controllerName": "kueue.x-k8s.io/multikueue",
         "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "fleet"},
+    }
+
+
+def test_past_20_workers_the_check_names_a_fleetq_cluster_set() -> None:
+    workers = tuple(f"w{index}" for index in range(21))
+    config = DispatchConfig("fleet", "fleet-check", workers)
+    listed = cluster_list_manifest(config)
+    assert (listed["apiVersion"], listed["kind"]) == ("fleetq.dev/v1alpha1", "MultiKueueClusterSet")
+    assert listed["spec"] == {"clusters": list(workers)}
+    assert admission_check_manifest(config)["spec"]["parameters"] == {
+        "apiGroup": "fleetq.dev",
+        "kind": "MultiKueueClusterSet",
+        "name": "fleet",
     }
 
 
