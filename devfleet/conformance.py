@@ -23,7 +23,6 @@ more (docs/conformance.md):
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -43,12 +42,18 @@ from devfleet.aggregated_api import (
     machine_ipv4,
 )
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.cluster_objects import (
+    create_if_absent,
+    delete_webhook_configurations,
+    deployment_available,
+)
 from devfleet.conformance_report import SuiteSummary, summarize_file
 from devfleet.conformance_stand_in import (
     DEPLOYMENT,
     KUEUE_NAMESPACE,
     LEADER_ELECTION_ID,
     deployment_manifest,
+    manager_config_map_manifest,
     namespace_manifest,
     webhook_service_manifest,
 )
@@ -70,10 +75,6 @@ FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance", "ginkgo")
 VISIBILITY_SERVICE = "kueue-visibility-server"
 """Upstream's name for the Service behind its visibility APIService."""
 VISIBILITY_API_SERVICES = tuple(f"{v}.{VISIBILITY_GROUP}" for v in VISIBILITY_VERSIONS)
-WEBHOOK_CONFIGURATIONS = (
-    "fleetq-mutating-webhook-configuration",
-    "fleetq-validating-webhook-configuration",
-)
 
 # Upstream's kind cluster (hack/testing/kind-cluster.yaml): one worker node labelled
 # instance-type=on-demand and one spot; specs' ResourceFlavors select those labels.
@@ -104,7 +105,8 @@ class ConformanceError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ConformanceOptions:
-    fleet_name: str = "conformance"
+    fleet_name: str | None = None
+    """None: the suite's own (`Suite.fleet_name`)."""
     suite: Suite = BASELINE
     label_filter: str | None = None
     """None: the suite's default (every feature fleetq has a kind for)."""
@@ -119,6 +121,10 @@ class ConformanceOptions:
     """Leave the fleet and the hub running afterwards."""
 
     @property
+    def effective_fleet_name(self) -> str:
+        return self.fleet_name or self.suite.fleet_name
+
+    @property
     def effective_label_filter(self) -> str:
         return self.label_filter or self.suite.default_label_filter
 
@@ -131,7 +137,11 @@ def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
     """The ginkgo CLI's flags of one run (pure, for the tests)."""
     args = [
         f"--procs={options.procs}",
-        f"--label-filter={options.effective_label_filter}",
+        *(
+            [f"--label-filter={options.effective_label_filter}"]
+            if options.effective_label_filter
+            else []
+        ),
         f"--junit-report={junit}",
         f"--timeout={options.suite_timeout}",
         "--no-color",
@@ -274,46 +284,86 @@ def go_module_dir(module: str, version: str) -> Path:
     return Path(json.loads(done.stdout)["Dir"])
 
 
+def _fleet_description(suite: Suite) -> tuple[FleetSpec, dict[str, tuple[str, ...]], str]:
+    """The fleet a suite runs on, its apiservers' extra certificate names, and a phrase."""
+    if suite.workers:
+        from devfleet.conformance_multikueue import MULTIKUEUE_FLEET, apiserver_sans
+
+        return (
+            parse_fleet_spec(MULTIKUEUE_FLEET),
+            apiserver_sans(),
+            "a manager and two workers, each with one node like upstream's kind worker",
+        )
+    return conformance_fleet_spec(), {}, "manager with on-demand and spot nodes"
+
+
 def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
     suite = options.suite
     operators = resolve(suite.operators)
     build_tools([*FLEET_TOOLS, *tools_of(operators)], progress=say)
-    fleet = Fleet(options.fleet_name)
+    name = options.effective_fleet_name
+    fleet = Fleet(name)
     started_fleet = False
     if fleet.record() is None or not fleet.answering():
+        spec, sans, shape = _fleet_description(suite)
         with_operators = f" and {', '.join(suite.operators)}" if suite.operators else ""
-        say(
-            f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes"
-            f"{with_operators})"
-        )
+        say(f"fleet {name!r}: starting ({shape}{with_operators})")
         fleet.up(
-            conformance_fleet_spec(),
+            spec,
             lite=False,
             progress=say,
             operators=suite.operators,
             kubelet_exec=True,
+            apiserver_sans=sans,
         )
         started_fleet = True
     running = fleet.access()
     if running.lite:
-        raise ConformanceError(f"fleet {options.fleet_name!r} is lite; the suite needs a full one")
+        raise ConformanceError(f"fleet {name!r} is lite; the suite needs a full one")
+    if len(running.workers) < suite.workers:
+        raise ConformanceError(
+            f"fleet {name!r} has {len(running.workers)} workers, {suite.name} needs"
+            f" {suite.workers}; stop it (`fleetq dev down --name {name}`) or pick another --name"
+        )
     workdir = fleet.dir / "conformance"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     hub: FleetProcess | None = None
+    workers: Any = None
     try:
         module_dir = go_module_dir("sigs.k8s.io/kueue", tool("conformance").version)
         hub = _prepare_cluster(running, suite, workdir, module_dir, say)
-        return _run_suite(running, options, workdir, module_dir, say)
+        kubeconfig = running.manager.kubeconfig
+        if suite.workers:
+            from devfleet.conformance_multikueue import MultiKueueWorkers, write_suite_kubeconfig
+
+            upstream = _upstream_configuration(module_dir, suite)
+            workers = MultiKueueWorkers(
+                running,
+                lambda certs: hub_configuration(upstream, certs, known_to_fleetq)[0],
+                workdir,
+                say,
+            )
+            workers.start()
+            kubeconfig = write_suite_kubeconfig(running, workdir / "kubeconfig")
+            say(f"suite kubeconfig (contexts kind-kind-manager, kind-kind-worker1/2): {kubeconfig}")
+        return _run_suite(running, kubeconfig, options, workdir, module_dir, say)
     finally:
+        if workers is not None and not options.keep:
+            workers.stop()
         if hub is not None and not options.keep and hub.stop() is None:
             # Killed, not stopped: nothing removed its fail-closed webhooks.
-            _delete_webhook_configurations(running.manager)
+            delete_webhook_configurations(running.manager)
         if started_fleet and not options.keep:
-            say(f"fleet {options.fleet_name!r}: stopping")
+            say(f"fleet {name!r}: stopping")
             fleet.down(progress=say)
         elif options.keep:
-            say(f"kept: fleet {options.fleet_name!r}, hub log {workdir / 'hub.log'}")
+            say(f"kept: fleet {name!r}, hub log {workdir / 'hub.log'}")
+
+
+def _upstream_configuration(module_dir: Path, suite: Suite) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((module_dir / suite.configuration).read_text())
+    return loaded
 
 
 def _prepare_cluster(
@@ -322,19 +372,21 @@ def _prepare_cluster(
     manager = running.manager
     install_crds(manager)
     say("fleetq CRDs established")
-    _apply(manager, namespace_manifest())
-    _apply(manager, webhook_service_manifest())
-    _apply(manager, deployment_manifest())
+    create_if_absent(manager, namespace_manifest())
+    create_if_absent(manager, webhook_service_manifest())
+    create_if_absent(manager, deployment_manifest())
     for stand_in in operator_stand_ins(suite):
-        _apply(manager, namespace_manifest(stand_in.namespace))
-        _apply(manager, deployment_manifest(stand_in.namespace, stand_in.name))
+        create_if_absent(manager, namespace_manifest(stand_in.namespace))
+        create_if_absent(manager, deployment_manifest(stand_in.namespace, stand_in.name))
     _install_operator_fixtures(manager, suite, say)
     config = workdir / "hub-config.yaml"
-    upstream = yaml.safe_load((module_dir / suite.configuration).read_text())
+    upstream = _upstream_configuration(module_dir, suite)
     hub_config, dropped = hub_configuration(upstream, workdir / "hub-certs", known_to_fleetq)
     if dropped:
         say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
     config.write_text(yaml.safe_dump(hub_config))
+    if suite.workers:  # the MultiKueue suite reads integrations.frameworks from it
+        create_if_absent(manager, manager_config_map_manifest(config.read_text()))
     health, metrics, webhook, visibility = allocate_ports(4)
     ip = machine_ipv4()
     visibility_ca = _write_visibility_certificate(workdir / "visibility-certs", ip)
@@ -354,13 +406,13 @@ def _prepare_cluster(
             *((s.namespace, s.name) for s in operator_stand_ins(suite)),
         ]:
             until(
-                functools.partial(_deployment_available, manager, namespace, name),
+                functools.partial(deployment_available, manager, namespace, name),
                 f"stand-in Deployment {namespace}/{name} available",
                 120.0,
             )
     except BaseException:
         if hub.stop() is None:
-            _delete_webhook_configurations(manager)
+            delete_webhook_configurations(manager)
         raise
     say(f"fleetq hub ready (pid {hub.pid}, log {hub.log_path}); stand-ins in {KUEUE_NAMESPACE}")
     try:
@@ -371,7 +423,7 @@ def _prepare_cluster(
             port=visibility,
             ca_pem=visibility_ca,
         ):
-            _apply(manager, manifest)
+            create_if_absent(manager, manifest)
         until(
             lambda: _api_service_available(manager),
             f"APIServices {', '.join(VISIBILITY_API_SERVICES)} available (the hub's)",
@@ -380,7 +432,7 @@ def _prepare_cluster(
         _apply_user_roles(manager)
     except BaseException:
         if hub.stop() is None:
-            _delete_webhook_configurations(manager)
+            delete_webhook_configurations(manager)
         raise
     say(
         f"visibility API: the hub at {ip}:{visibility}, behind {', '.join(VISIBILITY_API_SERVICES)}"
@@ -442,7 +494,12 @@ def _apply_user_roles(member: ClusterAccess) -> None:
 
 
 def _run_suite(
-    running: RunningFleet, options: ConformanceOptions, workdir: Path, module_dir: Path, say: Say
+    running: RunningFleet,
+    kubeconfig: Path,
+    options: ConformanceOptions,
+    workdir: Path,
+    module_dir: Path,
+    say: Say,
 ) -> SuiteSummary:
     suite = options.suite
     conformance = tool("conformance")
@@ -469,7 +526,7 @@ def _run_suite(
             args,
             cwd=cwd,
             env=suite_environment(
-                running.manager.kubeconfig,
+                kubeconfig,
                 tree,
                 artifacts,
                 operator_environment(suite, module_dir),
@@ -484,39 +541,3 @@ def _run_suite(
     summary = summarize_file(junit)
     say(f"JUnit report: {junit}")
     return summary
-
-
-def _apply(member: ClusterAccess, manifest: dict[str, Any]) -> None:
-    from kubernetes import client, utils
-
-    with member.api_client() as api_client:
-        try:
-            utils.create_from_dict(api_client, manifest)
-        except utils.FailToCreateError as error:
-            if not all(
-                isinstance(e, client.ApiException) and e.status == 409 for e in error.api_exceptions
-            ):
-                raise
-
-
-def _deployment_available(member: ClusterAccess, namespace: str, name: str) -> bool:
-    from kubernetes import client
-
-    with member.api_client() as api_client:
-        deployment = client.AppsV1Api(api_client).read_namespaced_deployment(name, namespace)
-    conditions = deployment.status.conditions or []
-    return any(c.type == "Available" and c.status == "True" for c in conditions)
-
-
-def _delete_webhook_configurations(member: ClusterAccess) -> None:
-    from kubernetes import client
-
-    with member.api_client() as api_client:
-        api = client.AdmissionregistrationV1Api(api_client)
-        for delete in (
-            api.delete_mutating_webhook_configuration,
-            api.delete_validating_webhook_configuration,
-        ):
-            name = WEBHOOK_CONFIGURATIONS[0 if "mutating" in delete.__name__ else 1]
-            with contextlib.suppress(client.ApiException):
-                delete(name)
