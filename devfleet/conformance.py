@@ -58,7 +58,7 @@ from devfleet.conformance_stand_in import (
     webhook_service_manifest,
 )
 from devfleet.conformance_suites import BASELINE, Suite, operator_stand_ins
-from devfleet.fleet import Fleet
+from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_crds import install_crds
 from devfleet.fleet_process import FleetProcess
 from devfleet.fleet_spec import FleetSpec, parse_fleet_spec
@@ -355,10 +355,25 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
             # Killed, not stopped: nothing removed its fail-closed webhooks.
             delete_webhook_configurations(running.manager)
         if started_fleet and not options.keep:
+            kept = keep_results(workdir, results_dir(name))
+            say(f"results (JUnit report, logs): {kept}")
             say(f"fleet {name!r}: stopping")
             fleet.down(progress=say)
         elif options.keep:
             say(f"kept: fleet {name!r}, hub log {workdir / 'hub.log'}")
+
+
+def results_dir(fleet_name: str) -> Path:
+    """Where a run's report and logs are kept once the fleet it started is gone."""
+    return fleet_home() / "conformance-results" / fleet_name
+
+
+def keep_results(workdir: Path, destination: Path) -> Path:
+    """Copy the run's files out of the fleet's directory, which `down` removes (the
+    work tree's links to the binaries are left behind)."""
+    shutil.rmtree(destination, ignore_errors=True)
+    shutil.copytree(workdir, destination, ignore=shutil.ignore_patterns("tree"))
+    return destination
 
 
 def _upstream_configuration(module_dir: Path, suite: Suite) -> dict[str, Any]:

@@ -159,3 +159,19 @@ def test_the_relay_carries_bytes_both_ways_between_loopback_addresses() -> None:
     finally:
         relay.stop()
         server.close()
+
+
+def test_a_runs_files_are_kept_outside_the_fleet_directory_without_the_work_tree(
+    tmp_path: Path,
+) -> None:
+    from devfleet.conformance import keep_results
+
+    workdir = tmp_path / "fleet" / "conformance"
+    (workdir / "tree" / "bin").mkdir(parents=True)
+    (workdir / "junit-multikueue-baseline.xml").write_text("<testsuites/>")
+    (workdir / "agent-worker-1.log").write_text("{}")
+    kept = keep_results(workdir, tmp_path / "results" / "conformance-multikueue")
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "agent-worker-1.log",
+        "junit-multikueue-baseline.xml",
+    ]
