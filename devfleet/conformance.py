@@ -119,6 +119,9 @@ class ConformanceOptions:
     (E2E_NPROCS=4); specs marked Serial still run alone, at the end."""
     keep: bool = False
     """Leave the fleet and the hub running afterwards."""
+    dispatcher: str | None = None
+    """The hub's `multiKueue.dispatcherName`; None: upstream's e2e Configuration sets
+    none, so fleetq's default (`fleetq.dev/capacity-aware`) dispatches."""
 
     @property
     def effective_fleet_name(self) -> str:
@@ -174,7 +177,10 @@ def suite_environment(
 
 
 def hub_configuration(
-    upstream: dict[str, Any], cert_dir: Path, known: Callable[[str], bool]
+    upstream: dict[str, Any],
+    cert_dir: Path,
+    known: Callable[[str], bool],
+    dispatcher: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Upstream's e2e Configuration for the hub, and the frameworks dropped from it.
 
@@ -196,6 +202,11 @@ def hub_configuration(
         "resourceName": LEADER_ELECTION_ID,
     }
     config["webhook"] = {**dict(config.get("webhook") or {}), "certDir": str(cert_dir)}
+    if dispatcher is not None:
+        config["multiKueue"] = {
+            **dict(config.get("multiKueue") or {}),
+            "dispatcherName": dispatcher,
+        }
     return config, dropped
 
 
@@ -332,7 +343,7 @@ def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
     workers: Any = None
     try:
         module_dir = go_module_dir("sigs.k8s.io/kueue", tool("conformance").version)
-        hub = _prepare_cluster(running, suite, workdir, module_dir, say)
+        hub = _prepare_cluster(running, suite, workdir, module_dir, say, options.dispatcher)
         kubeconfig = running.manager.kubeconfig
         if suite.workers:
             from devfleet.conformance_multikueue import MultiKueueWorkers, write_suite_kubeconfig
@@ -382,7 +393,12 @@ def _upstream_configuration(module_dir: Path, suite: Suite) -> dict[str, Any]:
 
 
 def _prepare_cluster(
-    running: RunningFleet, suite: Suite, workdir: Path, module_dir: Path, say: Say
+    running: RunningFleet,
+    suite: Suite,
+    workdir: Path,
+    module_dir: Path,
+    say: Say,
+    dispatcher: str | None = None,
 ) -> FleetProcess:
     manager = running.manager
     install_crds(manager)
@@ -396,7 +412,9 @@ def _prepare_cluster(
     _install_operator_fixtures(manager, suite, say)
     config = workdir / "hub-config.yaml"
     upstream = _upstream_configuration(module_dir, suite)
-    hub_config, dropped = hub_configuration(upstream, workdir / "hub-certs", known_to_fleetq)
+    hub_config, dropped = hub_configuration(
+        upstream, workdir / "hub-certs", known_to_fleetq, dispatcher
+    )
     if dropped:
         say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
     config.write_text(yaml.safe_dump(hub_config))

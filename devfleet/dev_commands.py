@@ -103,6 +103,11 @@ def register(commands: Any) -> None:
         "--keep", action="store_true", help="leave the fleet and the hub running afterwards"
     )
     conformance.add_argument(
+        "--dispatcher",
+        help="the hub's multiKueue.dispatcherName (default: fleetq's, fleetq.dev/capacity-aware;"
+        " upstream's default is kueue.x-k8s.io/multikueue-dispatcher-all-at-once)",
+    )
+    conformance.add_argument(
         "--name",
         default=None,
         help="fleet name (default: conformance; conformance-multikueue for --suite multikueue)",
@@ -206,6 +211,7 @@ def _conformance(args: argparse.Namespace) -> int:
         suite_timeout=args.timeout,
         procs=args.procs,
         keep=args.keep,
+        dispatcher=args.dispatcher,
     )
     try:
         summary = run_conformance(options, say=_say)

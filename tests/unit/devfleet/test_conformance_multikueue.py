@@ -175,3 +175,17 @@ def test_a_runs_files_are_kept_outside_the_fleet_directory_without_the_work_tree
         "agent-worker-1.log",
         "junit-multikueue-baseline.xml",
     ]
+
+
+def test_the_hubs_dispatcher_is_fleetqs_unless_the_run_names_one(tmp_path: Path) -> None:
+    from devfleet.conformance import hub_configuration
+
+    upstream = {"kind": "Configuration", "integrations": {"frameworks": ["batch/job"]}}
+    default, _ = hub_configuration(upstream, tmp_path, lambda _: True)
+    assert "multiKueue" not in default
+    named, _ = hub_configuration(
+        upstream, tmp_path, lambda _: True, "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+    )
+    assert named["multiKueue"] == {
+        "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+    }
