@@ -178,9 +178,15 @@ def keep_serving_pods_running(pod_complete_stage: dict[str, Any]) -> dict[str, A
 
 def exit_fast_stage(pod_complete_stage: dict[str, Any], owner_key: str) -> dict[str, Any]:
     """kwok's pod-complete stage for pods of an exiting agnhost subcommand, whatever owns
-    them (kwok's own stage finishes only pods a Job or a listed kind owns)."""
+    them (kwok's own stage finishes only pods a Job or a listed kind owns), ending with the
+    conditions a kubelet writes for a succeeded pod (kwok's leaves the running ones)."""
     stage = copy.deepcopy(pod_complete_stage)
     stage["metadata"] = {"name": "fleetq-agnhost-exit-fast"}
+    template = stage["spec"]["next"]["statusTemplate"]
+    if "conditions:" not in template:
+        stage["spec"]["next"]["statusTemplate"] = (
+            template.rstrip("\n") + "\n" + terminal_conditions("true")
+        )
     expressions = [
         e
         for e in stage["spec"]["selector"]["matchExpressions"]

@@ -135,7 +135,12 @@ def test_entrypoint_tester_pods_finish_whoever_owns_them() -> None:
         "values": ["entrypoint-tester"],
     }
     assert stage["metadata"]["name"] == "fleetq-agnhost-exit-fast"
-    assert stage["spec"]["next"] == complete["spec"]["next"]
+    # kwok's completion, then the conditions a kubelet writes for a succeeded pod
+    from devfleet.agnhost_player import terminal_conditions
+
+    template = stage["spec"]["next"]["statusTemplate"]
+    assert template == "phase: Succeeded\n" + terminal_conditions("true")
+    assert complete["spec"]["next"]["statusTemplate"] == "phase: Succeeded"  # not changed
     assert len(complete["spec"]["selector"]["matchExpressions"]) == 3  # not changed
 
 
