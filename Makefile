@@ -87,8 +87,13 @@ fleet-down: install
 conformance-tools: install
 	$(BIN)/fleetq dev tools conformance ginkgo
 
+# One run per suite, one after the other (each on a fleet of its own shape); pick suites
+# with CONFORMANCE_SUITES="extended", pass flags with CONFORMANCE_ARGS="--focus ...".
+CONFORMANCE_SUITES ?= baseline multikueue
 conformance: install
-	$(BIN)/fleetq dev conformance $(CONFORMANCE_ARGS)
+	@status=0; for suite in $(CONFORMANCE_SUITES); do \
+	  $(BIN)/fleetq dev conformance --suite $$suite $(CONFORMANCE_ARGS) || status=1; \
+	done; exit $$status
 
 # A real node (kubelet from the Kubernetes module + Debian's containerd and runc) running
 # the hub chart's pods; opt-in: not in FLEET_TOOLS, not in `make test` (docs/install.md §7).

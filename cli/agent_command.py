@@ -52,6 +52,15 @@ def register(commands: Any) -> None:
         "--identity",
         help="leader-election identity (default: $POD_NAME, else <hostname>_<random>)",
     )
+    parser.add_argument(
+        "--lease-name",
+        help=(
+            "leader-election Lease to hold (default: leaderElection.resourceName unless it is "
+            "upstream Kueue's default, then fleetq-agent.fleetq.dev, so an agent beside a hub "
+            "never contends for the hub's Lease; name Kueue's own where the agent is the "
+            "worker's only Kueue)"
+        ),
+    )
     webhooks = parser.add_argument_group("admission webhooks (off by default)")
     webhooks.add_argument(
         "--webhooks",
@@ -116,6 +125,7 @@ async def _serve(args: argparse.Namespace, configuration: Any) -> int:
             lease_namespace=configuration.leader_election.resource_namespace
             or os.environ.get("POD_NAMESPACE")
             or None,
+            lease_name=args.lease_name,
             webhooks=args.webhooks,
             webhook_port=args.webhook_port,
             webhook_registration=(

@@ -43,6 +43,30 @@ _FIRST_ARG_KEY = ".spec.containers[0].args[0]"
 SHIM_DIR: Final = "kubelet-exec/bin"
 """Under the fleet's state directory: the `curl` kwok's exec finds first on its PATH."""
 
+
+def terminal_conditions(succeeded: str) -> str:
+    """The pod conditions a kubelet writes when a pod's containers have ended (v1.36's
+    pkg/kubelet/status/generate.go): sandbox gone, initialized, neither ready, reason
+    `PodCompleted` or `PodFailed`; still scheduled. `succeeded` is a Go-template test
+    (`eq $code "0"`, or `true`/`false`). A kwok status template's list replaces the pod's
+    whole `conditions`, so PodScheduled is written again (with the time of the write)."""
+    reason = f"{{{{ if {succeeded} }}}}PodCompleted{{{{ else }}}}PodFailed{{{{ end }}}}"
+    entries = [
+        ("PodReadyToStartContainers", "False", None),
+        ("Initialized", "True", f"{{{{ if {succeeded} }}}}PodCompleted{{{{ end }}}}"),
+        ("Ready", "False", reason),
+        ("ContainersReady", "False", reason),
+        ("PodScheduled", "True", None),
+    ]
+    lines = ["conditions:"]
+    for kind, status, why in entries:
+        lines += [f"- type: {kind}", f'  status: "{status}"']
+        if why is not None:
+            lines.append(f'  reason: "{why}"')
+        lines.append("  lastTransitionTime: {{ $now | Quote }}")
+    return "\n".join(lines) + "\n"
+
+
 EXIT_STAGE: Final[dict[str, Any]] = {
     "apiVersion": "kwok.x-k8s.io/v1alpha1",
     "kind": "Stage",
@@ -79,6 +103,7 @@ EXIT_STAGE: Final[dict[str, Any]] = {
                 "      startedAt: {{ $now | Quote }}\n"
                 "{{ end }}\n"
                 'phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}\n'
+                + terminal_conditions('eq $code "0"')
             ),
         },
     },
@@ -110,7 +135,7 @@ def _terminated_status(code: int) -> str:
         f"      reason: {reason}\n"
         "      startedAt: {{ $now | Quote }}\n"
         "{{ end }}\n"
-        f"phase: {phase}\n"
+        f"phase: {phase}\n" + terminal_conditions("true" if code == 0 else "false")
     )
 
 
@@ -153,9 +178,15 @@ def keep_serving_pods_running(pod_complete_stage: dict[str, Any]) -> dict[str, A
 
 def exit_fast_stage(pod_complete_stage: dict[str, Any], owner_key: str) -> dict[str, Any]:
     """kwok's pod-complete stage for pods of an exiting agnhost subcommand, whatever owns
-    them (kwok's own stage finishes only pods a Job or a listed kind owns)."""
+    them (kwok's own stage finishes only pods a Job or a listed kind owns), ending with the
+    conditions a kubelet writes for a succeeded pod (kwok's leaves the running ones)."""
     stage = copy.deepcopy(pod_complete_stage)
     stage["metadata"] = {"name": "fleetq-agnhost-exit-fast"}
+    template = stage["spec"]["next"]["statusTemplate"]
+    if "conditions:" not in template:
+        stage["spec"]["next"]["statusTemplate"] = (
+            template.rstrip("\n") + "\n" + terminal_conditions("true")
+        )
     expressions = [
         e
         for e in stage["spec"]["selector"]["matchExpressions"]

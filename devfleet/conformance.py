@@ -23,7 +23,6 @@ more (docs/conformance.md):
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -43,17 +42,23 @@ from devfleet.aggregated_api import (
     machine_ipv4,
 )
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.cluster_objects import (
+    create_if_absent,
+    delete_webhook_configurations,
+    deployment_available,
+)
 from devfleet.conformance_report import SuiteSummary, summarize_file
 from devfleet.conformance_stand_in import (
     DEPLOYMENT,
     KUEUE_NAMESPACE,
     LEADER_ELECTION_ID,
     deployment_manifest,
+    manager_config_map_manifest,
     namespace_manifest,
     webhook_service_manifest,
 )
 from devfleet.conformance_suites import BASELINE, Suite, operator_stand_ins
-from devfleet.fleet import Fleet
+from devfleet.fleet import Fleet, fleet_home
 from devfleet.fleet_crds import install_crds
 from devfleet.fleet_process import FleetProcess
 from devfleet.fleet_spec import FleetSpec, parse_fleet_spec
@@ -70,10 +75,6 @@ FLEET_TOOLS = ("kubernetes", "etcd", "kwok", "helm", "conformance", "ginkgo")
 VISIBILITY_SERVICE = "kueue-visibility-server"
 """Upstream's name for the Service behind its visibility APIService."""
 VISIBILITY_API_SERVICES = tuple(f"{v}.{VISIBILITY_GROUP}" for v in VISIBILITY_VERSIONS)
-WEBHOOK_CONFIGURATIONS = (
-    "fleetq-mutating-webhook-configuration",
-    "fleetq-validating-webhook-configuration",
-)
 
 # Upstream's kind cluster (hack/testing/kind-cluster.yaml): one worker node labelled
 # instance-type=on-demand and one spot; specs' ResourceFlavors select those labels.
@@ -104,7 +105,8 @@ class ConformanceError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ConformanceOptions:
-    fleet_name: str = "conformance"
+    fleet_name: str | None = None
+    """None: the suite's own (`Suite.fleet_name`)."""
     suite: Suite = BASELINE
     label_filter: str | None = None
     """None: the suite's default (every feature fleetq has a kind for)."""
@@ -117,6 +119,13 @@ class ConformanceOptions:
     (E2E_NPROCS=4); specs marked Serial still run alone, at the end."""
     keep: bool = False
     """Leave the fleet and the hub running afterwards."""
+    dispatcher: str | None = None
+    """The hub's `multiKueue.dispatcherName`; None: upstream's e2e Configuration sets
+    none, so fleetq's default (`fleetq.dev/capacity-aware`) dispatches."""
+
+    @property
+    def effective_fleet_name(self) -> str:
+        return self.fleet_name or self.suite.fleet_name
 
     @property
     def effective_label_filter(self) -> str:
@@ -131,7 +140,11 @@ def suite_arguments(options: ConformanceOptions, junit: Path) -> list[str]:
     """The ginkgo CLI's flags of one run (pure, for the tests)."""
     args = [
         f"--procs={options.procs}",
-        f"--label-filter={options.effective_label_filter}",
+        *(
+            [f"--label-filter={options.effective_label_filter}"]
+            if options.effective_label_filter
+            else []
+        ),
         f"--junit-report={junit}",
         f"--timeout={options.suite_timeout}",
         "--no-color",
@@ -164,7 +177,10 @@ def suite_environment(
 
 
 def hub_configuration(
-    upstream: dict[str, Any], cert_dir: Path, known: Callable[[str], bool]
+    upstream: dict[str, Any],
+    cert_dir: Path,
+    known: Callable[[str], bool],
+    dispatcher: str | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Upstream's e2e Configuration for the hub, and the frameworks dropped from it.
 
@@ -186,6 +202,11 @@ def hub_configuration(
         "resourceName": LEADER_ELECTION_ID,
     }
     config["webhook"] = {**dict(config.get("webhook") or {}), "certDir": str(cert_dir)}
+    if dispatcher is not None:
+        config["multiKueue"] = {
+            **dict(config.get("multiKueue") or {}),
+            "dispatcherName": dispatcher,
+        }
     return config, dropped
 
 
@@ -274,67 +295,131 @@ def go_module_dir(module: str, version: str) -> Path:
     return Path(json.loads(done.stdout)["Dir"])
 
 
+def _fleet_description(suite: Suite) -> tuple[FleetSpec, dict[str, tuple[str, ...]], str]:
+    """The fleet a suite runs on, its apiservers' extra certificate names, and a phrase."""
+    if suite.workers:
+        from devfleet.conformance_multikueue import MULTIKUEUE_FLEET, apiserver_sans
+
+        return (
+            parse_fleet_spec(MULTIKUEUE_FLEET),
+            apiserver_sans(),
+            "a manager and two workers, each with one node like upstream's kind worker",
+        )
+    return conformance_fleet_spec(), {}, "manager with on-demand and spot nodes"
+
+
 def run_conformance(options: ConformanceOptions, say: Say) -> SuiteSummary:
     suite = options.suite
     operators = resolve(suite.operators)
     build_tools([*FLEET_TOOLS, *tools_of(operators)], progress=say)
-    fleet = Fleet(options.fleet_name)
+    name = options.effective_fleet_name
+    fleet = Fleet(name)
     started_fleet = False
     if fleet.record() is None or not fleet.answering():
+        spec, sans, shape = _fleet_description(suite)
         with_operators = f" and {', '.join(suite.operators)}" if suite.operators else ""
-        say(
-            f"fleet {options.fleet_name!r}: starting (manager with on-demand and spot nodes"
-            f"{with_operators})"
-        )
+        say(f"fleet {name!r}: starting ({shape}{with_operators})")
         fleet.up(
-            conformance_fleet_spec(),
+            spec,
             lite=False,
             progress=say,
             operators=suite.operators,
             kubelet_exec=True,
+            apiserver_sans=sans,
         )
         started_fleet = True
     running = fleet.access()
     if running.lite:
-        raise ConformanceError(f"fleet {options.fleet_name!r} is lite; the suite needs a full one")
+        raise ConformanceError(f"fleet {name!r} is lite; the suite needs a full one")
+    if len(running.workers) < suite.workers:
+        raise ConformanceError(
+            f"fleet {name!r} has {len(running.workers)} workers, {suite.name} needs"
+            f" {suite.workers}; stop it (`fleetq dev down --name {name}`) or pick another --name"
+        )
     workdir = fleet.dir / "conformance"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     hub: FleetProcess | None = None
+    workers: Any = None
     try:
         module_dir = go_module_dir("sigs.k8s.io/kueue", tool("conformance").version)
-        hub = _prepare_cluster(running, suite, workdir, module_dir, say)
-        return _run_suite(running, options, workdir, module_dir, say)
+        hub = _prepare_cluster(running, suite, workdir, module_dir, say, options.dispatcher)
+        kubeconfig = running.manager.kubeconfig
+        if suite.workers:
+            from devfleet.conformance_multikueue import MultiKueueWorkers, write_suite_kubeconfig
+
+            upstream = _upstream_configuration(module_dir, suite)
+            workers = MultiKueueWorkers(
+                running,
+                lambda certs: hub_configuration(upstream, certs, known_to_fleetq)[0],
+                workdir,
+                say,
+            )
+            workers.start()
+            kubeconfig = write_suite_kubeconfig(running, workdir / "kubeconfig")
+            say(f"suite kubeconfig (contexts kind-kind-manager, kind-kind-worker1/2): {kubeconfig}")
+        return _run_suite(running, kubeconfig, options, workdir, module_dir, say)
     finally:
+        if workers is not None and not options.keep:
+            workers.stop()
         if hub is not None and not options.keep and hub.stop() is None:
             # Killed, not stopped: nothing removed its fail-closed webhooks.
-            _delete_webhook_configurations(running.manager)
+            delete_webhook_configurations(running.manager)
         if started_fleet and not options.keep:
-            say(f"fleet {options.fleet_name!r}: stopping")
+            kept = keep_results(workdir, results_dir(name))
+            say(f"results (JUnit report, logs): {kept}")
+            say(f"fleet {name!r}: stopping")
             fleet.down(progress=say)
         elif options.keep:
-            say(f"kept: fleet {options.fleet_name!r}, hub log {workdir / 'hub.log'}")
+            say(f"kept: fleet {name!r}, hub log {workdir / 'hub.log'}")
+
+
+def results_dir(fleet_name: str) -> Path:
+    """Where a run's report and logs are kept once the fleet it started is gone."""
+    return fleet_home() / "conformance-results" / fleet_name
+
+
+def keep_results(workdir: Path, destination: Path) -> Path:
+    """Copy the run's files out of the fleet's directory, which `down` removes (the
+    work tree's links to the binaries are left behind)."""
+    shutil.rmtree(destination, ignore_errors=True)
+    shutil.copytree(workdir, destination, ignore=shutil.ignore_patterns("tree"))
+    return destination
+
+
+def _upstream_configuration(module_dir: Path, suite: Suite) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((module_dir / suite.configuration).read_text())
+    return loaded
 
 
 def _prepare_cluster(
-    running: RunningFleet, suite: Suite, workdir: Path, module_dir: Path, say: Say
+    running: RunningFleet,
+    suite: Suite,
+    workdir: Path,
+    module_dir: Path,
+    say: Say,
+    dispatcher: str | None = None,
 ) -> FleetProcess:
     manager = running.manager
     install_crds(manager)
     say("fleetq CRDs established")
-    _apply(manager, namespace_manifest())
-    _apply(manager, webhook_service_manifest())
-    _apply(manager, deployment_manifest())
+    create_if_absent(manager, namespace_manifest())
+    create_if_absent(manager, webhook_service_manifest())
+    create_if_absent(manager, deployment_manifest())
     for stand_in in operator_stand_ins(suite):
-        _apply(manager, namespace_manifest(stand_in.namespace))
-        _apply(manager, deployment_manifest(stand_in.namespace, stand_in.name))
+        create_if_absent(manager, namespace_manifest(stand_in.namespace))
+        create_if_absent(manager, deployment_manifest(stand_in.namespace, stand_in.name))
     _install_operator_fixtures(manager, suite, say)
     config = workdir / "hub-config.yaml"
-    upstream = yaml.safe_load((module_dir / suite.configuration).read_text())
-    hub_config, dropped = hub_configuration(upstream, workdir / "hub-certs", known_to_fleetq)
+    upstream = _upstream_configuration(module_dir, suite)
+    hub_config, dropped = hub_configuration(
+        upstream, workdir / "hub-certs", known_to_fleetq, dispatcher
+    )
     if dropped:
         say(f"upstream's e2e Configuration minus frameworks fleetq does not know: {dropped}")
     config.write_text(yaml.safe_dump(hub_config))
+    if suite.workers:  # the MultiKueue suite reads integrations.frameworks from it
+        create_if_absent(manager, manager_config_map_manifest(config.read_text()))
     health, metrics, webhook, visibility = allocate_ports(4)
     ip = machine_ipv4()
     visibility_ca = _write_visibility_certificate(workdir / "visibility-certs", ip)
@@ -354,13 +439,13 @@ def _prepare_cluster(
             *((s.namespace, s.name) for s in operator_stand_ins(suite)),
         ]:
             until(
-                functools.partial(_deployment_available, manager, namespace, name),
+                functools.partial(deployment_available, manager, namespace, name),
                 f"stand-in Deployment {namespace}/{name} available",
                 120.0,
             )
     except BaseException:
         if hub.stop() is None:
-            _delete_webhook_configurations(manager)
+            delete_webhook_configurations(manager)
         raise
     say(f"fleetq hub ready (pid {hub.pid}, log {hub.log_path}); stand-ins in {KUEUE_NAMESPACE}")
     try:
@@ -371,7 +456,7 @@ def _prepare_cluster(
             port=visibility,
             ca_pem=visibility_ca,
         ):
-            _apply(manager, manifest)
+            create_if_absent(manager, manifest)
         until(
             lambda: _api_service_available(manager),
             f"APIServices {', '.join(VISIBILITY_API_SERVICES)} available (the hub's)",
@@ -380,7 +465,7 @@ def _prepare_cluster(
         _apply_user_roles(manager)
     except BaseException:
         if hub.stop() is None:
-            _delete_webhook_configurations(manager)
+            delete_webhook_configurations(manager)
         raise
     say(
         f"visibility API: the hub at {ip}:{visibility}, behind {', '.join(VISIBILITY_API_SERVICES)}"
@@ -442,7 +527,12 @@ def _apply_user_roles(member: ClusterAccess) -> None:
 
 
 def _run_suite(
-    running: RunningFleet, options: ConformanceOptions, workdir: Path, module_dir: Path, say: Say
+    running: RunningFleet,
+    kubeconfig: Path,
+    options: ConformanceOptions,
+    workdir: Path,
+    module_dir: Path,
+    say: Say,
 ) -> SuiteSummary:
     suite = options.suite
     conformance = tool("conformance")
@@ -469,7 +559,7 @@ def _run_suite(
             args,
             cwd=cwd,
             env=suite_environment(
-                running.manager.kubeconfig,
+                kubeconfig,
                 tree,
                 artifacts,
                 operator_environment(suite, module_dir),
@@ -484,39 +574,3 @@ def _run_suite(
     summary = summarize_file(junit)
     say(f"JUnit report: {junit}")
     return summary
-
-
-def _apply(member: ClusterAccess, manifest: dict[str, Any]) -> None:
-    from kubernetes import client, utils
-
-    with member.api_client() as api_client:
-        try:
-            utils.create_from_dict(api_client, manifest)
-        except utils.FailToCreateError as error:
-            if not all(
-                isinstance(e, client.ApiException) and e.status == 409 for e in error.api_exceptions
-            ):
-                raise
-
-
-def _deployment_available(member: ClusterAccess, namespace: str, name: str) -> bool:
-    from kubernetes import client
-
-    with member.api_client() as api_client:
-        deployment = client.AppsV1Api(api_client).read_namespaced_deployment(name, namespace)
-    conditions = deployment.status.conditions or []
-    return any(c.type == "Available" and c.status == "True" for c in conditions)
-
-
-def _delete_webhook_configurations(member: ClusterAccess) -> None:
-    from kubernetes import client
-
-    with member.api_client() as api_client:
-        api = client.AdmissionregistrationV1Api(api_client)
-        for delete in (
-            api.delete_mutating_webhook_configuration,
-            api.delete_validating_webhook_configuration,
-        ):
-            name = WEBHOOK_CONFIGURATIONS[0 if "mutating" in delete.__name__ else 1]
-            with contextlib.suppress(client.ApiException):
-                delete(name)

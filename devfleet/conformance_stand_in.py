@@ -95,3 +95,29 @@ def webhook_service_manifest(namespace: str = KUEUE_NAMESPACE) -> JsonDict:
             "ports": [{"port": 443, "protocol": "TCP", "targetPort": 9443}],
         },
     }
+
+
+MANAGER_CONFIG_MAP = "kueue-manager-config"
+MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
+
+
+def manager_config_map_manifest(
+    configuration_yaml: str, namespace: str = KUEUE_NAMESPACE
+) -> JsonDict:
+    """ConfigMap `kueue-manager-config`, where upstream's install keeps Kueue's
+    Configuration and `util.GetKueueConfiguration` reads it (the MultiKueue suite takes
+    `integrations.frameworks` from it for the workers' RBAC). Not a stand-in: it holds the
+    very file the hub or agent on that cluster was started with. Changing it changes
+    nothing until that process restarts, as with Kueue."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": MANAGER_CONFIG_MAP,
+            "namespace": namespace,
+            "annotations": {
+                "fleetq.dev/note": "the Configuration the fleetq process on this cluster runs with"
+            },
+        },
+        "data": {MANAGER_CONFIG_KEY: configuration_yaml},
+    }

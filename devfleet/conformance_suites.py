@@ -5,6 +5,8 @@ needs Kueue alone; `singlecluster/extended` needs the job operators too, which a
 fleet runs out of cluster (devfleet.operators), and its BeforeSuite waits for each
 operator's Deployment to be Available in the namespace upstream's install uses — the
 presence-only stand-ins of `operator_stand_ins` (devfleet.conformance_stand_in).
+`multikueue/baseline` needs three clusters: the hub as the MultiKueue manager and the
+worker agent as Kueue on each of two workers (devfleet.conformance_multikueue).
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ class Suite:
     ci: CiSlice
     operators: tuple[str, ...] = ()
     """Catalog names of the operators the suite's specs drive (devfleet.operators)."""
+    workers: int = 0
+    """Worker clusters the suite drives (each with the fleetq agent as its Kueue); 0: the
+    manager alone."""
+    fleet_name: str = "conformance"
+    """The fleet it runs on by default: suites of different shapes never share one."""
 
     @property
     def junit_name(self) -> str:
@@ -117,8 +124,24 @@ EXTENDED: Final = Suite(
     ),
     operators=("jobset", "kuberay", "trainer", "training-operator", "mpi-operator", "lws"),
 )
-SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (BASELINE, EXTENDED)}
-SUITE_ALIASES: Final[dict[str, str]] = {"baseline": BASELINE.name, "extended": EXTENDED.name}
+MULTIKUEUE: Final = Suite(
+    name="multikueue/baseline",
+    binary="multikueue-baseline.test",
+    package_dir=Path("test/e2e/multikueue/baseline"),
+    default_label_filter="",
+    configuration=Path("test/e2e/config/multikueue/baseline/controller_manager_config.yaml"),
+    ci=CiSlice(label_filter=""),
+    workers=2,
+    fleet_name="conformance-multikueue",
+)
+"""Its specs carry no feature labels: the default runs all 18. Not in `make test`
+(docs/conformance.md says how long a run takes)."""
+SUITES: Final[dict[str, Suite]] = {suite.name: suite for suite in (BASELINE, EXTENDED, MULTIKUEUE)}
+SUITE_ALIASES: Final[dict[str, str]] = {
+    "baseline": BASELINE.name,
+    "extended": EXTENDED.name,
+    "multikueue": MULTIKUEUE.name,
+}
 
 
 def suite_named(name: str) -> Suite:

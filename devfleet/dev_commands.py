@@ -73,8 +73,9 @@ def register(commands: Any) -> None:
     conformance.add_argument(
         "--suite",
         default="baseline",
-        help="baseline (singlecluster/baseline, the default) or extended "
-        "(singlecluster/extended: the job operators' kinds)",
+        help="baseline (singlecluster/baseline, the default), extended "
+        "(singlecluster/extended: the job operators' kinds) or multikueue "
+        "(multikueue/baseline: the hub and two workers running the fleetq agent)",
     )
     conformance.add_argument(
         "--label-filter",
@@ -102,7 +103,14 @@ def register(commands: Any) -> None:
         "--keep", action="store_true", help="leave the fleet and the hub running afterwards"
     )
     conformance.add_argument(
-        "--name", default="conformance", help="fleet name (default: conformance)"
+        "--dispatcher",
+        help="the hub's multiKueue.dispatcherName (default: fleetq's, fleetq.dev/capacity-aware;"
+        " upstream's default is kueue.x-k8s.io/multikueue-dispatcher-all-at-once)",
+    )
+    conformance.add_argument(
+        "--name",
+        default=None,
+        help="fleet name (default: conformance; conformance-multikueue for --suite multikueue)",
     )
     conformance.set_defaults(handler=_conformance)
 
@@ -203,6 +211,7 @@ def _conformance(args: argparse.Namespace) -> int:
         suite_timeout=args.timeout,
         procs=args.procs,
         keep=args.keep,
+        dispatcher=args.dispatcher,
     )
     try:
         summary = run_conformance(options, say=_say)

@@ -22,7 +22,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -127,6 +127,7 @@ class Fleet:
         operators: Sequence[str] | None = None,
         kubelet_exec: bool = False,
         manager_address: str | None = None,
+        apiserver_sans: Mapping[str, Sequence[str]] | None = None,
     ) -> RunningFleet:
         """Start the fleet; clusters named in `api_only` run lite even in a full fleet.
 
@@ -138,6 +139,9 @@ class Fleet:
         default: every operator in a full fleet, none in a lite one. `kubelet_exec` lets
         `kubectl exec` into pods run on this machine as upstream's agnhost image would
         answer (devfleet.agnhost_player) — for a fleet serving only a local test suite.
+        `apiserver_sans` (role -> names and addresses) adds Subject Alternative Names to a
+        cluster's serving certificate, for clients that reach it under another name
+        (devfleet.kind_names).
         """
         check_binaries()
         if operators is None:
@@ -183,6 +187,7 @@ class Fleet:
                 progress=progress,
                 started=started,
                 manager_address=manager_address,
+                apiserver_sans=apiserver_sans or {},
             )
             kubeconfigs = self._write_kubeconfigs(names)
             servers = {role: _server_of(Path(path)) for role, path in kubeconfigs.items()}
@@ -219,6 +224,7 @@ class Fleet:
         progress: Progress,
         started: float,
         manager_address: str | None = None,
+        apiserver_sans: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         ports = allocate_ports(len(PORT_OPTIONS) * len(names))
         # Every apiserver fronts aggregated APIs (the hub's visibility API) as in a cluster.
@@ -235,7 +241,10 @@ class Fleet:
                 ports=mine,
                 stages=[] if lite else stages[role],
                 extra_args=[*front_proxy, *_exposed_apiserver_args(exposed, pki)],
-                cert_sans=[exposed] if exposed else [],
+                cert_sans=[
+                    *([exposed] if exposed else []),
+                    *(apiserver_sans or {}).get(role, ()),
+                ],
             )
         failures = []
         for role, proc in procs.items():

@@ -44,6 +44,7 @@ import yaml
 
 from core.api.json_types import JsonDict
 from devfleet.cluster_access import ClusterAccess, RunningFleet
+from devfleet.cluster_objects import delete_webhook_configurations
 from devfleet.conditions import is_true
 from devfleet.fleet_crds import install_crds
 from devfleet.fleet_process import FleetProcess
@@ -56,10 +57,6 @@ Progress = Callable[[str], None]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLEETQ = ("fleetq.dev", "v1alpha1")
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
-WEBHOOK_CONFIGURATIONS = (
-    "fleetq-mutating-webhook-configuration",
-    "fleetq-validating-webhook-configuration",
-)
 
 
 class MultiKueueFleetError(RuntimeError):
@@ -578,7 +575,7 @@ class MultiKueueFleet:
         if self.hub is not None:
             # A hub that had to be killed leaves its webhook configurations behind.
             with contextlib.suppress(Exception):
-                _delete_webhook_configurations(self.fleet.manager)
+                delete_webhook_configurations(self.fleet.manager)
         for worker in self.workers:
             with contextlib.suppress(Exception), worker.api_client() as api_client:
                 _custom(api_client).delete_cluster_custom_object(
@@ -647,18 +644,6 @@ def _delete(created: _Created) -> None:
                     *KUEUE, created.kind, created.name, no_finalizers
                 )
             custom.delete_cluster_custom_object(*KUEUE, created.kind, created.name)
-
-
-def _delete_webhook_configurations(member: ClusterAccess) -> None:
-    from kubernetes import client
-
-    mutating, validating = WEBHOOK_CONFIGURATIONS
-    with member.api_client() as api_client:
-        api = client.AdmissionregistrationV1Api(api_client)
-        with contextlib.suppress(client.ApiException):
-            api.delete_mutating_webhook_configuration(mutating)
-        with contextlib.suppress(client.ApiException):
-            api.delete_validating_webhook_configuration(validating)
 
 
 @contextlib.contextmanager

@@ -59,6 +59,9 @@ class AgentOptions:
     """Leader-election identity; default `<hostname>_<random>`."""
     lease_namespace: str | None = None
     """Default: leaderElection.resourceNamespace, else the Configuration's namespace."""
+    lease_name: str | None = None
+    """Default: `lease_name_for` the Configuration. Given, the agent holds exactly this
+    Lease — say upstream Kueue's own, on a worker where the agent stands for Kueue."""
     webhooks: bool = False
     webhook_port: int | None = None
     webhook_registration: UrlRegistration | None = None
@@ -96,7 +99,7 @@ class Agent:
                 bind_host=options.bind_host,
                 identity=options.identity,
                 lease_namespace=options.lease_namespace,
-                lease_name=lease_name_for(configuration.leader_election),
+                lease_name=options.lease_name or lease_name_for(configuration.leader_election),
                 queue_status_interval_seconds=options.queue_status_interval_seconds,
                 webhooks=options.webhooks,
                 webhook_port=options.webhook_port,

@@ -801,10 +801,12 @@ class JobController:
         """The job's WorkloadPriorityClass label changed: give the Workload the new class.
 
         As upstream, only between WorkloadPriorityClasses (the label is the one part of a
-        running job a user may change to reprioritise it); an unknown class waits.
+        running job a user may change to reprioritise it); an unknown class waits. A job
+        naming a prebuilt Workload never moves it, as upstream's reconciler leaves a
+        prebuilt Workload's priority alone: its builder keeps the class (a
+        LeaderWorkerSet; on a MultiKueue worker the manager, which patches the copy's
+        priority while the copied job keeps its first label).
         """
-        if self._prebuilt_group_job(job):
-            return False  # its builder (a LeaderWorkerSet) keeps the Workload's class
         change = priority_class_change(job, workload, self.workload_priority_values)
         if change is None:
             return False
@@ -863,7 +865,10 @@ def priority_class_change(
 ) -> tuple[str, int] | None:
     """The WorkloadPriorityClass (name, value) the Workload should take because the job's
     label names another one; None when it stays. As upstream, only between
-    WorkloadPriorityClasses, and an unknown class waits."""
+    WorkloadPriorityClasses, an unknown class waits, and a job naming a prebuilt Workload
+    never moves it (whoever built the Workload keeps its class)."""
+    if job_metadata.prebuilt_workload_name(job) is not None:
+        return None
     wanted = job_metadata.workload_priority_class_name(job)
     ref = workload.spec.priority_class_ref
     if not wanted or ref is None or ref.kind != PriorityClassKind.WORKLOAD_PRIORITY_CLASS:

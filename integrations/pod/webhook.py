@@ -13,8 +13,8 @@ chart may be older than the Configuration):
    (`topology_gate`); every gated Pod gets its role hash
    (`kueue.x-k8s.io/role-hash`), which names its pod set in a group.
 Validation: the shared job rules (a Pod whose LocalQueue leads to MultiKueue is accepted:
-it is dispatched, `multikueue_adapter`; a Deployment's is not, as MultiKueue does not
-dispatch Deployments); the managed label may only be `true`; a
+it is dispatched, `multikueue_adapter` — a Deployment's Pods too, each on its own, as
+upstream's); the managed label may only be `true`; a
 pod-group name and total count come together (the count a positive integer); the group name and
 `retriable-in-group: false` cannot be taken back.
 """
@@ -29,7 +29,6 @@ from integrations.framework import job_metadata, job_validation
 from integrations.framework.job_metadata import Job, annotations_of, labels_of, parse_int
 from integrations.framework.job_validation import ANNOTATIONS_PATH, LABELS_PATH
 from integrations.framework.labels import DEFAULT_LOCAL_QUEUE_NAME, QUEUE_NAME_LABEL
-from integrations.framework.multikueue_refusal import refuse_multikueue_queue
 from integrations.framework.webhook_context import WebhookContext
 from integrations.pod import pod_fields as fields
 from integrations.pod.admission import is_suspended
@@ -37,8 +36,6 @@ from integrations.pod.group_validation import validate_group_labels
 from integrations.pod.role_hash import ROLE_HASH_ANNOTATION, generate_role_hash
 from integrations.pod.topology_gate import add_topology_gate
 
-DEPLOYMENT_PARENT = "deployment"
-"""The pod-suspending-parent of a Deployment's Pods (upstream's framework name)."""
 _GROUP_DETAIL = (
     f"both the '{fields.GROUP_TOTAL_COUNT_ANNOTATION}' annotation and the "
     f"'{fields.GROUP_NAME_LABEL}' label should be set"
@@ -107,10 +104,7 @@ def _validate_common(pod: Job) -> list[FieldError]:
 
 
 def validate_create(pod: Job, ctx: WebhookContext) -> list[FieldError]:
-    errors = [*job_validation.validate_on_create(pod), *_validate_common(pod)]
-    if annotations_of(pod).get(fields.SUSPENDED_BY_PARENT_ANNOTATION) == DEPLOYMENT_PARENT:
-        errors += refuse_multikueue_queue(pod, ctx, "a Deployment's Pods")
-    return errors
+    return [*job_validation.validate_on_create(pod), *_validate_common(pod)]
 
 
 def is_queued(pod: Job) -> bool:

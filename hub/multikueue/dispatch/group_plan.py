@@ -50,6 +50,7 @@ from hub.multikueue.dispatch.status_changes import (
     Nominate,
     SetCheckState,
     StatusCompute,
+    topology_assigned_pod_sets,
 )
 from hub.multikueue.dispatch.workload_facts import (
     CheckFact,
@@ -431,7 +432,13 @@ def _admitted(snapshot: GroupSnapshot, check: CheckFact, winner: RemoteSlot) -> 
     out.steps.append(SyncJob(winner.cluster))
     assert winner.workload is not None
     admitted = true_condition(winner.workload, Cond.ADMITTED)
-    out.steps.append(WriteStatus(MarkAdmitted(snapshot.check, winner.cluster, snapshot.now_text)))
+    mark = MarkAdmitted(
+        snapshot.check,
+        winner.cluster,
+        snapshot.now_text,
+        topology_assigned_pod_sets(winner.workload),
+    )
+    out.steps.append(WriteStatus(mark))
     out.steps.append(Admitted(winner.cluster, admitted.since if admitted else None))
     return out.steps
 

@@ -88,13 +88,50 @@ class Nominate:
         return {"nominatedClusterNames": list(self.names) or None}
 
 
+def topology_assigned_pod_sets(remote: Json) -> tuple[str, ...]:
+    """Names of a remote Workload's pod sets that the worker gave a topology assignment."""
+    admission = status(remote).get("admission") or {}
+    return tuple(
+        str(psa.get("name"))
+        for psa in admission.get("podSetAssignments") or ()
+        if isinstance(psa, Mapping) and psa.get("topologyAssignment")
+    )
+
+
+def _delayed_topology_made_ready(current: Json, assigned: Collection[str]) -> dict[str, Any] | None:
+    """The manager's `status.admission` with each pod set the worker assigned a topology
+    moved from `delayedTopologyRequest: Pending` to `Ready`; None when none waits.
+
+    Upstream v0.19.2 does the same (the manager's admission keeps no topology of its own:
+    the assignment lives on the worker that computed it)."""
+    admission = status(current).get("admission")
+    if not isinstance(admission, Mapping) or not assigned:
+        return None
+    changed = False
+    assignments = []
+    for psa in admission.get("podSetAssignments") or ():
+        item = dict(psa) if isinstance(psa, Mapping) else psa
+        if (
+            isinstance(item, dict)
+            and item.get("name") in assigned
+            and item.get("delayedTopologyRequest") == "Pending"
+        ):
+            item["delayedTopologyRequest"] = "Ready"
+            changed = True
+        assignments.append(item)
+    return {**admission, "podSetAssignments": assignments} if changed else None
+
+
 @dataclass(frozen=True, slots=True)
 class MarkAdmitted:
-    """Check Ready, clusterName set, nomination cleared: one write (upstream's step 5)."""
+    """Check Ready, clusterName set, nomination cleared: one write (upstream's step 5);
+    in it, the manager's delayed topology requests the worker answered turn Ready."""
 
     check: str
     cluster: str
     now: str
+    topology_assigned: tuple[str, ...] = ()
+    """Pod sets the admitting worker gave a topology assignment (`topology_assigned_pod_sets`)."""
 
     def __call__(self, current: Json) -> dict[str, Any] | None:
         fact = find_check(current, self.check)
@@ -108,20 +145,25 @@ class MarkAdmitted:
                 f"workload is placed on {placed!r}; cannot place it on {self.cluster!r}"
             )
         message = admitted_message(self.cluster)
+        admission = _delayed_topology_made_ready(current, self.topology_assigned)
         if (
             fact.state is CheckState.READY
             and placed == self.cluster
             and fact.message == message
             and not nominated_cluster_names(current)
+            and admission is None
         ):
             return None
-        return {
+        patch: dict[str, Any] = {
             "admissionChecks": _checks_with(
                 current, self.check, CheckState.READY, message, self.now
             ),
             "clusterName": self.cluster,
             "nominatedClusterNames": None,
         }
+        if admission is not None:
+            patch["admission"] = admission
+        return patch
 
 
 @dataclass(frozen=True, slots=True)

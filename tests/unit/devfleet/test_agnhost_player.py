@@ -135,7 +135,12 @@ def test_entrypoint_tester_pods_finish_whoever_owns_them() -> None:
         "values": ["entrypoint-tester"],
     }
     assert stage["metadata"]["name"] == "fleetq-agnhost-exit-fast"
-    assert stage["spec"]["next"] == complete["spec"]["next"]
+    # kwok's completion, then the conditions a kubelet writes for a succeeded pod
+    from devfleet.agnhost_player import terminal_conditions
+
+    template = stage["spec"]["next"]["statusTemplate"]
+    assert template == "phase: Succeeded\n" + terminal_conditions("true")
+    assert complete["spec"]["next"]["statusTemplate"] == "phase: Succeeded"  # not changed
     assert len(complete["spec"]["selector"]["matchExpressions"]) == 3  # not changed
 
 
@@ -151,3 +156,19 @@ def test_a_deleted_serving_pod_held_by_a_finalizer_ends_as_its_container_would()
     assert "exitCode: 0" in netexec["next"]["statusTemplate"]
     assert "phase: Failed" in webserver["next"]["statusTemplate"]
     assert "exitCode: 137" in webserver["next"]["statusTemplate"]
+
+
+def test_an_ended_pod_gets_the_conditions_a_kubelet_writes_for_its_phase() -> None:
+    from devfleet.agnhost_player import _terminated_status, terminal_conditions
+
+    succeeded = terminal_conditions("true")
+    assert [line for line in succeeded.splitlines() if line.startswith("- type:")] == [
+        "- type: PodReadyToStartContainers",
+        "- type: Initialized",
+        "- type: Ready",
+        "- type: ContainersReady",
+        "- type: PodScheduled",
+    ]
+    assert 'reason: "{{ if true }}PodCompleted{{ else }}PodFailed{{ end }}"' in succeeded
+    assert terminal_conditions('eq $code "0"') in EXIT_STAGE["spec"]["next"]["statusTemplate"]
+    assert terminal_conditions("false") in _terminated_status(137)

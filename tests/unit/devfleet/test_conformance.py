@@ -212,8 +212,8 @@ def test_each_suite_has_its_binary_its_default_filter_and_its_upstream_configura
     assert f"--label-filter={EXTENDED.default_label_filter}" in args
     assert "feature:appwrapper" not in EXTENDED.default_label_filter  # fleetq has no kind
     assert EXTENDED.junit_name == "junit-singlecluster-extended.xml"
-    with pytest.raises(KeyError, match="unknown suite 'multikueue'; choose one of: baseline"):
-        suite_named("multikueue")
+    with pytest.raises(KeyError, match="unknown suite 'dra'; choose one of: baseline"):
+        suite_named("dra")
 
 
 def test_extended_stands_in_for_each_operators_deployment_where_upstream_waits() -> None:

@@ -29,6 +29,7 @@ from hub.multikueue.dispatch.status_changes import (
     MarkAdmitted,
     Nominate,
     SetCheckState,
+    topology_assigned_pod_sets,
 )
 
 from .builders import CHECK, NOW, T0, condition, local_workload, remote_copy, remote_job, stamp
@@ -411,3 +412,31 @@ def test_a_finished_copy_waits_for_its_jobs_final_status_before_finishing() -> N
         ("SyncJob", ("w1", True)),
         ("write", "Finish"),
     ]
+
+
+def test_a_delayed_topology_request_turns_ready_once_the_admitting_worker_assigned_one() -> None:
+    # upstream v0.19.2: the manager admits a TAS workload with delayedTopologyRequest
+    # Pending; the worker computes the topology; the manager's request becomes Ready.
+    placed = local_workload(check_state="Ready", cluster="w1")
+    placed["status"]["admissionChecks"][0]["message"] = 'The workload was admitted on "w1"'
+    placed["status"]["admission"] = {
+        "clusterQueue": "cq",
+        "podSetAssignments": [{"name": "main", "delayedTopologyRequest": "Pending"}],
+    }
+    remote = remote_copy(placed, admitted_at=T0)
+    remote["status"]["admission"] = {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {"name": "main", "topologyAssignment": {"levels": ["kubernetes.io/hostname"]}}
+        ],
+    }
+    assigned = topology_assigned_pod_sets(remote)
+    assert assigned == ("main",)
+    patch = MarkAdmitted(CHECK, "w1", stamp(NOW), assigned)(placed)
+    assert patch is not None
+    assert patch["admission"]["podSetAssignments"] == [
+        {"name": "main", "delayedTopologyRequest": "Ready"}
+    ]
+    placed["status"]["admission"] = patch["admission"]
+    assert MarkAdmitted(CHECK, "w1", stamp(NOW), assigned)(placed) is None  # done once
+    assert MarkAdmitted(CHECK, "w1", stamp(NOW))(placed) is None
