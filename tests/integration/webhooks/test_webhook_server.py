@@ -29,6 +29,7 @@ from core.manager.webhooks.configurations import (
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     validating_configuration,
 )
+from core.manager.webhooks.paths import VALIDATED
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -280,7 +281,8 @@ async def test_rotation_updates_secret_and_ca_bundle_while_requests_keep_working
     assert hub.certificate.cert_pem == new_cert
 
     bundles = await _ca_bundles(hub)
-    assert len(bundles) == 1 + 1 + 9
+    # The Job's mutating and validating webhooks, and one per validated kueue/fleetq kind.
+    assert len(bundles) == 1 + 1 + len(VALIDATED)
     # Both CAs are trusted for a while, so replicas still serving the old one keep working.
     assert all(bundle == new_ca + old_ca for bundle in bundles)
 
