@@ -255,24 +255,20 @@ class Engine:
 
     def upsert_node(self, node: Node) -> None:
         """A Node's labels, taints, allocatable and readiness (TAS builds domains from them)."""
-        self._state.verdicts_may_change()
         if self._state.topology.nodes.get(node.name) != node:
             self._state.topology.upsert_node(node)
             self._topology_capacity_changed()
 
     def delete_node(self, name: str) -> None:
-        self._state.verdicts_may_change()
         self._state.topology.delete_node(name)
 
     def upsert_non_tas_pod(self, key: str, node_name: str, requests: Mapping[str, int]) -> None:
         """A pod bound to node_name that TAS did not place; its requests use node capacity.
 
         Terminated pods should be deleted instead."""
-        self._state.verdicts_may_change()
         self._state.topology.upsert_pod(key, node_name, requests)
 
     def delete_non_tas_pod(self, key: str) -> None:
-        self._state.verdicts_may_change()
         if key in self._state.topology.pod_usage:
             self._state.topology.delete_pod(key)
             self._topology_capacity_changed()

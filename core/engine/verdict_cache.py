@@ -11,7 +11,9 @@ head of a shape that was just found not to fit.
 So a verdict that admits no one (no fit, or preemption without victims) is kept under the
 head's `shape` with the `ClusterState.verdict_stamp` it was reached at. The stamp moves on
 every change that may alter a verdict: quota charged or released or a victim evicted in
-the head's cohort tree (its flush group), any cluster object upserted or deleted. A kept
+the head's cohort tree (its flush group), any cluster object upserted or deleted. Nodes and
+pods are not among them: only topology-aware placements read them, and those are never
+kept, so the pod churn of a busy cluster leaves kept verdicts in place. A kept
 verdict of an older stamp is never used, so a head that may fit now is always nominated
 afresh: no admission waits on the cache.
 

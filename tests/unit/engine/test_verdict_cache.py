@@ -19,6 +19,7 @@ from core.engine.model import (
     ClusterQueuePreemption,
     FlavorQuotas,
     LocalQueue,
+    Node,
     PodSet,
     PreemptionPolicy,
     ResourceFlavor,
@@ -80,6 +81,23 @@ def add(e: Engine, cq: str, name: str, cpu: int, priority: int = 0) -> str:
 def admitted(e: Engine, key: str) -> bool:
     status = e.workload_status(key)
     return status is not None and status.admission is not None
+
+
+def test_node_and_pod_churn_leaves_kept_verdicts_of_queues_without_tas() -> None:
+    # Only topology-aware placements read nodes and pods, and those are never kept: a busy
+    # cluster's pod events must not make every head be nominated afresh.
+    e = engine(queue("a", 4000, cohort=None))
+    add(e, "a", "running", 4000)
+    assert e.schedule().admitted
+    add(e, "a", "first", 2000)
+    assert e.schedule().evaluated == 1
+    e.upsert_node(Node(name="n1", labels={"zone": "x"}, allocatable={"cpu": 8000}))
+    e.upsert_non_tas_pod("a/pod-1", "n1", {"cpu": 1000})
+    e.delete_non_tas_pod("a/pod-1")
+    e.delete_node("n1")
+    add(e, "a", "second", 2000)
+    second = e.schedule()
+    assert second.heads == 1 and second.evaluated == 0 and not second.admitted
 
 
 def test_an_alike_head_reuses_the_verdict_while_nothing_changed() -> None:
