@@ -18,7 +18,11 @@ from cli.join.fleet_file import DispatchConfig, WorkerSpec
 from cli.join.worker_identity import MANAGED_BY, MANAGED_BY_LABEL, Manifest
 from core.api.groups import FLEETQ_API_VERSION, FLEETQ_GROUP, KUEUE_API_VERSION, KUEUE_GROUP
 from core.api.kube_time import format_time
-from core.api.multikueue import KUBECONFIG_SECRET_KEY, MULTIKUEUE_CONTROLLER_NAME
+from core.api.multikueue import (
+    KUBECONFIG_SECRET_KEY,
+    MULTIKUEUE_CONFIG_KIND,
+    MULTIKUEUE_CONTROLLER_NAME,
+)
 from core.api.multikueue_cluster_set import MULTIKUEUE_CLUSTER_SET_KIND
 
 TOKEN_EXPIRY_ANNOTATION = "fleetq.dev/token-expires-at"
@@ -109,4 +113,4 @@ def _cluster_list_kind(config: DispatchConfig) -> tuple[str, str, str]:
     """Group, apiVersion and kind of the object that lists the config's workers."""
     if config.uses_cluster_set:
         return FLEETQ_GROUP, FLEETQ_API_VERSION, MULTIKUEUE_CLUSTER_SET_KIND
-    return KUEUE_GROUP, KUEUE_API_VERSION, "MultiKueueConfig"
+    return KUEUE_GROUP, KUEUE_API_VERSION, MULTIKUEUE_CONFIG_KIND

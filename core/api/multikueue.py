@@ -146,11 +146,14 @@ class MultiKueueConfigSpec(ApiStruct):
     ] = None
 
 
+MULTIKUEUE_CONFIG_KIND: Final = "MultiKueueConfig"
+
+
 class MultiKueueConfig(ApiStruct):
     """A named set of worker clusters, referenced from a MultiKueue AdmissionCheck."""
 
     api_version: str = always(KUEUE_API_VERSION)
-    kind: str = always("MultiKueueConfig")
+    kind: str = always(MULTIKUEUE_CONFIG_KIND)
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: Annotated[MultiKueueConfigSpec, doc("Worker clusters.")] = msgspec.field(
         default_factory=MultiKueueConfigSpec

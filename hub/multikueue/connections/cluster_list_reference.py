@@ -12,9 +12,9 @@ from typing import Final
 
 from core.api.admission_check import AdmissionCheck
 from core.api.groups import FLEETQ_GROUP, KUEUE_GROUP
+from core.api.multikueue import MULTIKUEUE_CONFIG_KIND
 from core.api.multikueue_cluster_set import MULTIKUEUE_CLUSTER_SET_KIND
 
-MULTIKUEUE_CONFIG_KIND: Final = "MultiKueueConfig"
 KIND_OF_GROUP: Final = {
     KUEUE_GROUP: MULTIKUEUE_CONFIG_KIND,
     FLEETQ_GROUP: MULTIKUEUE_CLUSTER_SET_KIND,

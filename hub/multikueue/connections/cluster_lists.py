@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.api.multikueue import MultiKueueCluster, MultiKueueConfig
+from core.api.multikueue import MULTIKUEUE_CONFIG_KIND, MultiKueueCluster, MultiKueueConfig
 from core.api.multikueue_cluster_set import MULTIKUEUE_CLUSTER_SET_KIND, MultiKueueClusterSet
 from core.kube.informer import EventHandlers, Informer
-from hub.multikueue.connections.cluster_list_reference import (
-    MULTIKUEUE_CONFIG_KIND,
-    ClusterListRef,
-)
+from hub.multikueue.connections.cluster_list_reference import ClusterListRef
 from hub.multikueue.connections.cluster_set_members import (
     selected_by,
     set_members,
