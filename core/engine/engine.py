@@ -550,6 +550,13 @@ class Engine:
         if old.priority != workload.priority:
             ws.priority = workload.priority
             requeue = True
+            if ws.usage_cq is not None:
+                # A workload holding quota changed rank as a victim: those parked behind
+                # it may now preempt it (or may no longer), so their verdicts expire.
+                cq = state.cqs.get(ws.usage_cq)
+                if cq is not None:
+                    state.verdicts_may_change(cq)
+                    flush_inadmissible(state, cq)
         if old.queue_name != workload.queue_name:
             ws.lq_key = f"{workload.namespace}/{workload.queue_name}"
             requeue = True

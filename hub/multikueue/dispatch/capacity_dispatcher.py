@@ -10,6 +10,12 @@ within `timeout_seconds` is withdrawn: its nomination is cleared (so its copy is
 and only once the copy is gone is the next worker nominated. So a workload has one copy
 at a time and can trigger preemption on one worker only.
 
+When no connected worker has a readable report at all (upstream Kueue workers, or worker
+credentials that may not read WorkerCapacities) there is nothing to judge by, and trying
+workers in turn would keep a job that fits only the last worker waiting one timeout per
+worker before it: the workload races on every connected worker, as upstream's default
+(AllAtOnce) does, and the first to admit wins.
+
 What a restart needs is in the Workload status: `nominatedClusterNames` holds the nominee
 (never more than one), and `PlacementState.resume` picks up from it with a fresh timer.
 """
@@ -172,13 +178,32 @@ class CapacityAwareDispatcher:
         elif state.phase is NominationPhase.IDLE:
             self.in_flight.settle(key, self._wall_clock())
 
+    def _blind(self, workers: Sequence[WorkerChoice]) -> tuple[str, ...]:
+        """The connected workers, when not one of them has a readable report; else ()."""
+        connected = tuple(w.name for w in workers if w.connected)
+        if any(self.view.snapshot(name) is not None for name in connected):
+            return ()
+        return connected
+
+    def _race(self, request: DispatchRequest, names: tuple[str, ...]) -> Nomination:
+        if self._states.pop(request.key, None) is not None or request.nominated != names:
+            self.log.info("multikueue.placement", workload=request.key, phase="Racing")
+        self._judged.pop(request.key, None)
+        self.in_flight.settle(request.key, self._wall_clock())
+        return Nomination(names)
+
     async def nominate(self, request: DispatchRequest) -> Nomination:
+        blind = self._blind(request.workers)
+        if blind:
+            return self._race(request, blind)
         now, timeout = request.now, self.timeout_seconds
         known = {w.name for w in request.workers}
         state = self._states.get(request.key)
         if state is None:
             nominated = [n for n in request.nominated if n in known]
-            state = PlacementState.resume(nominated, None, now)
+            # Several nominees: a race is over (ours while blind, or another dispatcher's
+            # before a restart); judge afresh rather than keep whichever came first.
+            state = PlacementState.resume(nominated if len(nominated) == 1 else (), None, now)
         candidates = await self.candidates(request.local, request.workers)
         decision = await self.decide(request, candidates)
         previous = state

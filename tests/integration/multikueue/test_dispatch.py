@@ -104,9 +104,28 @@ async def test_capacity_aware_spreads_jobs_the_reports_do_not_show_yet(mk: Fleet
     assert await mk.remote(0, second) is None
 
 
-async def test_capacity_aware_without_reports_tries_one_worker_at_a_time(mk: Fleet) -> None:
+async def test_capacity_aware_without_any_readable_report_races_like_all_at_once(
+    mk: Fleet,
+) -> None:
+    await mk.start(CAPACITY_AWARE, nomination_timeout=60.0)
+    name = await mk.submit("blind", gpus=1)
+    await mk.wait_remote(0, name)
+    await mk.wait_remote(1, name)
+    local = await mk.local(name)
+    assert sorted(local["status"]["nominatedClusterNames"]) == sorted(mk.clusters)
+    # The second worker admits first (long before a 60 s turn would have reached it).
+    local = await admitted_on_one(mk, name, 1)
+    assert local["status"]["clusterName"] == mk.clusters[1]
+    await mk.wait_gone(0, name)
+
+
+async def test_capacity_aware_with_no_report_showing_room_tries_one_worker_at_a_time(
+    mk: Fleet,
+) -> None:
+    await mk.report_capacity(0, free_gpus=0)
+    await mk.report_capacity(1, free_gpus=0)
     await mk.start(CAPACITY_AWARE, nomination_timeout=3.0)
-    name = await mk.submit("fallback")
+    name = await mk.submit("fallback", gpus=1)
     await mk.wait_remote(0, name)
     assert await mk.remote(1, name) is None
     local = await mk.local(name)
@@ -368,8 +387,10 @@ async def test_a_priority_change_reaches_the_copy_in_place(mk: Fleet) -> None:
 
 
 async def test_a_restarted_hub_resumes_the_nomination_without_a_second_copy(mk: Fleet) -> None:
+    await mk.report_capacity(0, free_gpus=0)  # reports, but none with room: one at a time
+    await mk.report_capacity(1, free_gpus=0)
     await mk.start(CAPACITY_AWARE, nomination_timeout=60.0)
-    name = await mk.submit("resumed")
+    name = await mk.submit("resumed", gpus=1)
     first = await mk.wait_remote(0, name)
     await mk.restart_dispatch()
     await asyncio.sleep(1.5)  # the new dispatch has synced and reconciled the workload

@@ -1,5 +1,7 @@
-"""A Workload's spec.priority rewritten (its WorkloadPriorityClass's value changed): the
-engine re-sorts its queue at once, as upstream's queue manager does on the update."""
+"""A Workload's spec.priority rewritten (its WorkloadPriorityClass's value changed, or its
+job's priority-class label): the engine re-sorts its queue at once, as upstream's queue
+manager does on the update, and an admitted workload whose priority dropped becomes a
+victim for the workloads that were waiting on it."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from core.engine.clock import ManualClock
 from core.engine.engine import Engine
 from core.engine.model import (
     ClusterQueue,
+    ClusterQueuePreemption,
     FlavorQuotas,
     LocalQueue,
     PodSet,
+    PreemptionPolicy,
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
@@ -19,12 +23,13 @@ from core.engine.model import (
 )
 
 
-def engine(cpu: int) -> Engine:
+def engine(cpu: int, within: PreemptionPolicy = PreemptionPolicy.NEVER) -> Engine:
     e = Engine(clock=ManualClock())
     e.upsert_resource_flavor(ResourceFlavor(name="default"))
     e.upsert_cluster_queue(
         ClusterQueue(
             name="cq",
+            preemption=ClusterQueuePreemption(within_cluster_queue=within),
             resource_groups=(
                 ResourceGroup(
                     covered_resources=("cpu",),
@@ -93,3 +98,17 @@ def test_the_same_priority_written_again_changes_nothing() -> None:
     e.add_workload(workload("b", 2.0, 100, cls="batch"))
     assert e.update_workload(workload("b", 2.0, 100, cls="batch")) == {}
     assert order(e) == ["a", "b"]
+
+
+def test_a_lowered_priority_makes_an_admitted_workload_a_victim_of_the_one_waiting_on_it() -> None:
+    e = engine(cpu=1000, within=PreemptionPolicy.LOWER_PRIORITY)
+    e.add_workload(workload("running", 1.0, 100, cls="high"))
+    assert [a.key for a in e.schedule().admitted] == ["ns/running"]
+    e.add_workload(workload("waiting", 2.0, 100, cls="high"))
+    first = e.schedule()
+    assert not first.admitted and not first.preempted  # equal priority: no victim
+    assert not e.schedule().preempted  # and its verdict is kept while nothing changes
+
+    e.update_workload(dataclasses.replace(workload("running", 1.0, 100), priority=10))
+    cycle = e.schedule()
+    assert [(p.victim, p.preemptor) for p in cycle.preempted] == [("ns/running", "ns/waiting")]

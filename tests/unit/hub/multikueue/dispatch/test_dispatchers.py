@@ -130,8 +130,34 @@ async def test_capacity_aware_nominates_only_the_worker_whose_report_fits() -> N
     assert nomination.recheck_after == pytest.approx(60)
 
 
-async def test_without_reports_it_falls_back_to_one_worker_at_a_time_in_config_order() -> None:
+async def test_without_any_readable_report_it_races_on_every_connected_worker() -> None:
     dispatcher = CapacityAwareDispatcher(Reports(), timeout_seconds=60)
+    first = await dispatcher.nominate(request(up("w1"), down("w2"), up("w3"), gpus=8))
+    assert first.names == ("w1", "w3") and first.recheck_after is None
+    again = await dispatcher.nominate(
+        request(up("w1", copy=True), up("w2"), up("w3", copy=True), nominated=first.names, gpus=8)
+    )
+    assert again.names == ("w1", "w2", "w3")  # w2 is back: it races too
+    assert dispatcher.in_flight.claimed_worker(KEY) is None
+
+
+async def test_once_a_report_is_readable_a_racing_workload_narrows_to_one_worker() -> None:
+    reports = Reports()
+    dispatcher = CapacityAwareDispatcher(reports, timeout_seconds=60)
+    raced = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
+    assert raced.names == ("w1", "w2")
+    reports.snapshots["w2"], reports.queues["w2"] = report("w2", free_gpus=8), "cq"
+    narrowed = await dispatcher.nominate(
+        request(up("w1", copy=True), up("w2", copy=True), nominated=raced.names, gpus=8)
+    )
+    assert narrowed.names == ("w2",)  # judged afresh: the worker whose report fits
+
+
+async def test_when_no_report_says_it_fits_it_tries_one_worker_at_a_time_in_config_order() -> None:
+    full = Reports(
+        {"w1": report("w1", free_gpus=2), "w2": report("w2", free_gpus=2)}, {"w1": "cq", "w2": "cq"}
+    )
+    dispatcher = CapacityAwareDispatcher(full, timeout_seconds=60)
     first = await dispatcher.nominate(request(up("w1"), up("w2"), gpus=8))
     assert first.names == ("w1",)
     waiting = await dispatcher.nominate(
