@@ -63,6 +63,9 @@ MULTIKUEUE_WORKER_RULES: tuple[PolicyRule, ...] = (
     # Capacity-aware dispatch judges a worker's report against the ClusterQueue a
     # LocalQueue feeds and that queue's flavors (their node labels and taints).
     PolicyRule(KUEUE_GROUP, ("localqueues", "resourceflavors"), ("get",)),
+    # Manager quota automation (a feature gate) sums the quotas of the worker ClusterQueues
+    # the manager's LocalQueues feed.
+    PolicyRule(KUEUE_GROUP, ("localqueues", "clusterqueues"), ("list",)),
     # `fleetq logs` streams a dispatched Job's pods' logs through this identity.
     PolicyRule("", ("pods",), ("get", "list")),
     PolicyRule("", ("pods/log",), ("get",)),

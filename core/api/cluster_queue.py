@@ -115,6 +115,8 @@ class ClusterQueueConditionType(enum.StrEnum):
     """Condition types set on a ClusterQueue."""
 
     ACTIVE = "Active"
+    MULTIKUEUE_MANAGER_QUOTA_AUTOMATION = "MultiKueueManagerQuotaAutomation"
+    """Set by the hub's quota automation (`hub.multikueue.quota_automation`), not the engine."""
 
 
 class QueueActiveReason(enum.StrEnum):

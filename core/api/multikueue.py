@@ -140,8 +140,9 @@ class MultiKueueConfigSpec(ApiStruct):
     quota_management: Annotated[
         QuotaManagementMode | None,
         doc(
-            "Manual (the default) or Automated manager quotas; fleetq keeps them manual, as "
-            "upstream does with its MultiKueueManagerQuotaAutomation gate off."
+            "Manual (the default) or Automated: with the MultiKueueManagerQuotaAutomation "
+            "feature gate on, the nominal quotas of manager ClusterQueues using this config "
+            "become the sum of their workers' ClusterQueues' quotas."
         ),
     ] = None
 

@@ -24,12 +24,14 @@ DISABLE_WAIT_FOR_PODS_READY = "DisableWaitForPodsReady"
 INCREMENTAL_DISPATCHER_CONFIG = "MultiKueueIncrementalDispatcherConfig"
 ELASTIC_JOBS = "ElasticJobsViaWorkloadSlices"
 LOCAL_QUEUE_METRICS = "LocalQueueMetrics"
+MULTIKUEUE_QUOTA_AUTOMATION = "MultiKueueManagerQuotaAutomation"
 
 HONOURED: Mapping[str, bool] = {
     DISABLE_WAIT_FOR_PODS_READY: False,
     INCREMENTAL_DISPATCHER_CONFIG: True,
     ELASTIC_JOBS: True,
     LOCAL_QUEUE_METRICS: True,
+    MULTIKUEUE_QUOTA_AUTOMATION: False,
 }
 """Gate → upstream v0.19's default."""
 
@@ -58,6 +60,7 @@ class FeatureGates:
     incremental_dispatcher_config: bool = HONOURED[INCREMENTAL_DISPATCHER_CONFIG]
     elastic_jobs: bool = HONOURED[ELASTIC_JOBS]
     local_queue_metrics: bool = HONOURED[LOCAL_QUEUE_METRICS]
+    multikueue_quota_automation: bool = HONOURED[MULTIKUEUE_QUOTA_AUTOMATION]
 
 
 def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
@@ -86,4 +89,5 @@ def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
         incremental_dispatcher_config=values[INCREMENTAL_DISPATCHER_CONFIG],
         elastic_jobs=values[ELASTIC_JOBS],
         local_queue_metrics=values[LOCAL_QUEUE_METRICS],
+        multikueue_quota_automation=values[MULTIKUEUE_QUOTA_AUTOMATION],
     )

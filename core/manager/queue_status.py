@@ -69,8 +69,15 @@ def local_queue_cluster_queue_index(obj: Json) -> Iterable[str]:
 
 
 def merge_conditions(current: Json, wanted: list[dict[str, Any]], generation: Any) -> list[Any]:
-    """`wanted` conditions, keeping each one's transition time while its status holds."""
-    out: list[Any] = []
+    """`wanted` conditions, keeping each one's transition time while its status holds, and
+    the conditions of types it does not render: another controller's (MultiKueue quota
+    automation's on a ClusterQueue), which a status patch of the whole list would drop."""
+    rendered = {str(condition["type"]) for condition in wanted}
+    out: list[Any] = [
+        c
+        for c in current.get("conditions") or ()
+        if isinstance(c, Mapping) and str(c.get("type")) not in rendered
+    ]
     for condition in wanted:
         merged = dict(condition)
         if generation:

@@ -3,7 +3,9 @@
 Give it the manager's client and the Configuration; `run()` (in the hub's TaskGroup, on the
 leader: it writes statuses and opens a client per worker) watches MultiKueueClusters,
 MultiKueueConfigs, MultiKueueClusterSets, AdmissionChecks and the Secrets of the hub
-namespace, then runs the cluster and admission-check controllers until cancelled. A
+namespace, then runs the cluster and admission-check controllers until cancelled (and,
+with the MultiKueueManagerQuotaAutomation gate on, manager quota automation, which also
+watches ClusterQueues and LocalQueues). A
 manager without the MultiKueueClusterSet CRD (helm never upgrades CRDs, so an upgraded
 release may lack it) runs without sets: checks naming one say it is not found.
 `registry` is the view the rest of the hub uses; subscribe to it (or pass `listener`)
@@ -39,6 +41,10 @@ from hub.multikueue.connections.registry import WorkerRegistry
 from hub.multikueue.connections.remote_caches import RemoteKinds, probe
 from hub.multikueue.connections.worker_connection import ConnectionSettings
 from hub.multikueue.connections.worker_events import WorkerListener
+from hub.multikueue.quota_automation.controller import (
+    DEFAULT_RESYNC_SECONDS,
+    QuotaAutomationController,
+)
 from integrations.framework.job_capabilities import dispatchable
 
 SYNC_TIMEOUT_SECONDS = 120.0
@@ -57,6 +63,7 @@ class MultiKueueConnections:
         path_poll_interval_seconds: float = 2.0,
         listener: WorkerListener | None = None,
         wall_clock: Callable[[], datetime] = utc_now,
+        quota_resync_seconds: float = DEFAULT_RESYNC_SECONDS,
     ) -> None:
         self.client = client
         self.namespace = configuration.namespace
@@ -107,6 +114,16 @@ class MultiKueueConnections:
         self.check_controller = AdmissionCheckController(
             client, self.checks, self.cluster_lists, self.clusters, wall_clock=wall_clock
         )
+        self.quota_automation: QuotaAutomationController | None = None
+        if configuration.feature_gates.multikueue_quota_automation:
+            self.quota_automation = QuotaAutomationController(
+                client,
+                self.checks,
+                self.configs,
+                self.cluster_lists,
+                self.registry,
+                resync_seconds=quota_resync_seconds,
+            )
         self.log = structlog.get_logger("hub.multikueue")
 
     def informers(self) -> Iterator[Informer[Any]]:
@@ -116,6 +133,8 @@ class MultiKueueConnections:
             yield self.cluster_sets
         yield self.checks
         yield self.secrets
+        if self.quota_automation is not None:
+            yield from self.quota_automation.informers()
 
     @property
     def synced(self) -> bool:
@@ -133,6 +152,8 @@ class MultiKueueConnections:
             self.log.info("multikueue.caches_synced", namespace=self.namespace)
             group.create_task(self.cluster_controller.run(), name="multikueue-clusters")
             group.create_task(self.check_controller.run(), name="multikueue-checks")
+            if self.quota_automation is not None:
+                group.create_task(self.quota_automation.run(), name="multikueue-quotas")
 
     async def _find_cluster_sets(self) -> None:
         """Leave MultiKueueClusterSets out when the manager does not serve the kind."""

@@ -30,6 +30,7 @@ from core.kube.client import KubeClient
 from core.kube.errors import AlreadyExists, NotFound
 from core.kube.resources import JOBS, SECRETS, ResourceRef
 from core.manager.configuration import Configuration, MultiKueueSettings
+from core.manager.feature_gates import FeatureGates
 from devfleet.cluster_access import ClusterAccess, RunningFleet
 from hub.multikueue.connections.reconnect_backoff import ReconnectBackoff
 from hub.multikueue.connections.service import MultiKueueConnections
@@ -173,6 +174,7 @@ class Fleet:
         config_clusters: Sequence[int] = (0, 1),
         frameworks: Sequence[str] | None = None,
         aliases_of_worker_0: Sequence[str] | None = None,
+        quota_automation: bool = False,
     ) -> MultiKueueDispatch:
         """`aliases_of_worker_0` given: the check names a MultiKueueClusterSet instead of a
         MultiKueueConfig, selecting by label both workers' clusters and one more cluster of
@@ -201,10 +203,12 @@ class Fleet:
             check = AdmissionCheck(self.check).multikueue_set(self.check)
         await self.create(self.manager, CHECKS, check.obj())
         await self.queues()
+        chosen: dict[str, Any] = {} if frameworks is None else {"frameworks": tuple(frameworks)}
         configuration = dataclasses.replace(
             Configuration(),
-            **({} if frameworks is None else {"frameworks": tuple(frameworks)}),
+            **chosen,
             namespace=self.ns,
+            feature_gates=FeatureGates(multikueue_quota_automation=quota_automation),
             multikueue=MultiKueueSettings(
                 gc_interval_seconds=gc_interval,
                 origin=self.origin,
@@ -259,7 +263,9 @@ class Fleet:
     def _start_connections(self) -> None:
         assert self._dispatch_args is not None
         configuration, _ = self._dispatch_args
-        self.connections = MultiKueueConnections(self.manager, configuration, settings=FAST)
+        self.connections = MultiKueueConnections(
+            self.manager, configuration, settings=FAST, quota_resync_seconds=1.0
+        )
         self._connections_task = asyncio.create_task(self.connections.run())
         self._tasks.append(self._connections_task)
 

@@ -83,8 +83,9 @@ def test_the_worker_role_grants_what_multikueue_uses_and_nothing_else() -> None:
         ("", "events"): {"create"},
         ("events.k8s.io", "events"): {"create"},
         ("fleetq.dev", "workercapacities"): {"get", "list", "watch"},
-        ("kueue.x-k8s.io", "localqueues"): {"get"},
+        ("kueue.x-k8s.io", "localqueues"): {"get", "list"},
         ("kueue.x-k8s.io", "resourceflavors"): {"get"},
+        ("kueue.x-k8s.io", "clusterqueues"): {"list"},
         # Pods, StatefulSets and LeaderWorkerSets are dispatched whole; the pods rule
         # for `fleetq logs` (get, list) is within the Pod kind's.
         ("", "pods"): full,

@@ -1,0 +1,4 @@
+"""Upstream's MultiKueue manager quota automation.
+
+`plan` says what a ClusterQueue should hold; `controller` writes it.
+"""
