@@ -113,7 +113,7 @@ class Informer(Generic[T]):
 
     def _replace(self, listed: Listed[T]) -> None:
         for item in listed.items:
-            _drop_managed_fields(item)
+            drop_managed_fields(item)
         diff: StoreDiff[T] = self.store.replace(listed.items)
         self.log.info(
             "informer.listed",
@@ -150,7 +150,7 @@ class Informer(Generic[T]):
             if self.store.remove(object_key(obj)) is not None:
                 self._notify_delete(obj)
             return
-        _drop_managed_fields(obj)
+        drop_managed_fields(obj)
         old = self.store.upsert(obj)
         if old is None:
             self._notify_add(obj)
@@ -179,7 +179,7 @@ class Informer(Generic[T]):
             self.log.exception("informer.handler_failed", key=object_key(args[-1]))
 
 
-def _drop_managed_fields(obj: object) -> None:
+def drop_managed_fields(obj: object) -> None:
     """Cached JSON objects leave out `metadata.managedFields`.
 
     No reader needs them, and on objects many writers touch (a Workload's status) they
