@@ -193,6 +193,21 @@ class Engine:
         out.extend(state.orphans.get(lq_key, {}).values())
         return out
 
+    def _lq_pending_counts(self, lq_key: str) -> tuple[int, int]:
+        """(pending, of them inadmissible in the ClusterQueue) for a LocalQueue, from the
+        queues' running counts: `len(_lq_pending(key))` without a scan of the ClusterQueue."""
+        state = self._state
+        pending = len(state.orphans.get(lq_key, ()))
+        stuck = 0
+        lq = state.lqs.get(lq_key)
+        if lq is not None:
+            pending += len(lq.parked)
+            cq = state.cqs.get(lq.spec.cluster_queue)
+            if cq is not None:
+                queued, stuck = cq.queue.count_of(lq_key)
+                pending += queued + stuck
+        return pending, stuck
+
     def _stop_reserving(
         self,
         workloads: Iterable[WorkloadState],
@@ -867,7 +882,7 @@ class Engine:
             figures = self._flavor_figures(cq, self._sum_usage(reserving))
             usage_figures = self._flavor_figures(cq, self._sum_usage(admitted))
         return LocalQueueStatus(
-            pending_workloads=len(self._lq_pending(key)),
+            pending_workloads=self._lq_pending_counts(key)[0],
             reserving_workloads=len(reserving),
             admitted_workloads=len(admitted),
             flavors_reservation=figures,
@@ -966,6 +981,15 @@ class Engine:
     def inadmissible_workloads(self, cluster_queue: str) -> list[str]:
         cq = self._state.cqs.get(cluster_queue)
         return [] if cq is None else sorted(cq.queue.inadmissible)
+
+    def local_queue_inadmissible_count(self, namespace: str, name: str) -> int:
+        """Workloads of this LocalQueue parked as inadmissible in its ClusterQueue."""
+        return self._lq_pending_counts(f"{namespace}/{name}")[1]
+
+    def pending_counts(self, cluster_queue: str) -> tuple[int, int]:
+        """(in the heap, inadmissible) of a ClusterQueue, without listing them."""
+        cq = self._state.cqs.get(cluster_queue)
+        return (0, 0) if cq is None else (len(cq.queue), len(cq.queue.inadmissible))
 
     def queued_workloads(self, cluster_queue: str) -> list[str]:
         cq = self._state.cqs.get(cluster_queue)

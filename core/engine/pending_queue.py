@@ -40,7 +40,10 @@ class PendingQueue:
     __slots__ = (
         "_has_heads",
         "_heap",
+        "_heap_per_lq",
         "_items",
+        "_lq_of",
+        "_parked_per_lq",
         "_wants_flush",
         "flush_cycle",
         "inadmissible",
@@ -59,6 +62,11 @@ class PendingQueue:
         self._heap: list[_HeapItem] = []
         self._items: dict[str, tuple[_HeapItem, WorkloadState]] = {}
         self.inadmissible: dict[str, WorkloadState] = {}
+        # Members per LocalQueue, kept as they come and go, so a queue's status never
+        # scans the whole ClusterQueue: key -> the LocalQueue it was counted under.
+        self._lq_of: dict[str, str] = {}
+        self._heap_per_lq: dict[str, int] = {}
+        self._parked_per_lq: dict[str, int] = {}
         self.sticky: str | None = None
         # A flush after the latest pop sets flush_cycle to pop_cycle (never above it).
         self.pop_cycle = 0
@@ -89,15 +97,34 @@ class PendingQueue:
     def __contains__(self, key: str) -> bool:
         return key in self._items
 
+    def _count(self, key: str, lq_key: str, parked: bool) -> None:
+        self._lq_of[key] = lq_key
+        counts = self._parked_per_lq if parked else self._heap_per_lq
+        counts[lq_key] = counts.get(lq_key, 0) + 1
+
+    def _uncount(self, key: str, parked: bool) -> None:
+        lq_key = self._lq_of.pop(key, None)
+        if lq_key is None:
+            return
+        counts = self._parked_per_lq if parked else self._heap_per_lq
+        left = counts.get(lq_key, 0) - 1
+        if left > 0:
+            counts[lq_key] = left
+        else:
+            counts.pop(lq_key, None)
+
     def push(self, ws: WorkloadState) -> None:
         """Put ws in the heap (replacing any older entry for it)."""
-        self.inadmissible.pop(ws.key, None)
+        if self.inadmissible.pop(ws.key, None) is not None:
+            self._uncount(ws.key, parked=True)
         old = self._items.pop(ws.key, None)
         if old is not None:
             old[0][-1] = False
+            self._uncount(ws.key, parked=False)
         item: _HeapItem = [*_order_key(ws), ws.key, True]
         heapq.heappush(self._heap, item)
         self._items[ws.key] = (item, ws)
+        self._count(ws.key, ws.lq_key, parked=False)
         ws.where = Where.HEAP
         self._report()
 
@@ -106,7 +133,11 @@ class PendingQueue:
         old = self._items.pop(ws.key, None)
         if old is not None:
             old[0][-1] = False
+            self._uncount(ws.key, parked=False)
+        if self.inadmissible.pop(ws.key, None) is not None:
+            self._uncount(ws.key, parked=True)
         self.inadmissible[ws.key] = ws
+        self._count(ws.key, ws.lq_key, parked=True)
         ws.where = Where.INADMISSIBLE
         self._report()
 
@@ -116,10 +147,12 @@ class PendingQueue:
         if old is not None:
             old[0][-1] = False
             old[1].where = Where.NOWHERE
+            self._uncount(key, parked=False)
             found = True
         ws = self.inadmissible.pop(key, None)
         if ws is not None:
             ws.where = Where.NOWHERE
+            self._uncount(key, parked=True)
             found = True
         if self.sticky == key:
             self.sticky = None
@@ -144,6 +177,7 @@ class PendingQueue:
             item, ws = self._items.pop(self.sticky)
             item[-1] = False
             ws.where = Where.NOWHERE
+            self._uncount(ws.key, parked=False)
             return ws
         heap = self._heap
         while heap:
@@ -151,6 +185,7 @@ class PendingQueue:
             if item[-1]:
                 _, ws = self._items.pop(item[-2])
                 ws.where = Where.NOWHERE
+                self._uncount(ws.key, parked=False)
                 return ws
         return None
 
@@ -217,3 +252,7 @@ class PendingQueue:
 
     def total(self) -> int:
         return len(self._items) + len(self.inadmissible)
+
+    def count_of(self, lq_key: str) -> tuple[int, int]:
+        """(in the heap, inadmissible) of the members counted under LocalQueue `lq_key`."""
+        return self._heap_per_lq.get(lq_key, 0), self._parked_per_lq.get(lq_key, 0)

@@ -221,7 +221,6 @@ class KueueManager:
             fair_sharing=configuration.fair_sharing_enabled,
             metrics=self.metrics,
             events=self.events,
-            workload_queue=self._workload_queue_name,
             interval_seconds=self.options.queue_status_interval_seconds,
         )
         self.finalizers = ResourceInUseFinalizers(
@@ -330,10 +329,6 @@ class KueueManager:
     def _workload_written(self, workload: Mapping[str, Any]) -> None:
         for controller in self.job_controllers:
             controller.workload_changed(workload)
-
-    def _workload_queue_name(self, key: str) -> str | None:
-        workload = self.versions.current(key)
-        return None if workload is None else (workload.get("spec") or {}).get("queueName")
 
     # -- state ---------------------------------------------------------------------------
     @property

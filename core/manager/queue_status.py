@@ -140,7 +140,6 @@ class QueueStatusWriter:
         fair_sharing: bool,
         metrics: ManagerMetrics | None = None,
         events: EventRecorder | None = None,
-        workload_queue: Callable[[str], str | None] | None = None,
         interval_seconds: float = DEFAULT_INTERVAL_SECONDS,
         concurrency: int = 8,
     ) -> None:
@@ -154,8 +153,6 @@ class QueueStatusWriter:
         self.events = events
         # Cohorts last seen in a parent cycle (told once per entry into the cycle).
         self._in_cycle: set[str] = set()
-        # Workload key -> its LocalQueue name (for the per-LocalQueue inadmissible gauge).
-        self.workload_queue = workload_queue
         self.interval_seconds = interval_seconds
         self._limit = asyncio.Semaphore(concurrency)
         self._dirty: set[str] = set()
@@ -386,14 +383,14 @@ class QueueStatusWriter:
             if previous is not None and previous != lineage:
                 metrics.forget_cluster_queue(name, (previous,))
             self._gauged[name] = lineage
-            inadmissible = engine.inadmissible_workloads(name)
+            queued, inadmissible = engine.pending_counts(name)
             active = status.conditions and status.conditions[0].status
             state = "terminating" if is_deleting(cq) else ("active" if active else "pending")
             metrics.set_cluster_queue(
                 name,
                 QueueFigures(
-                    active_pending=len(engine.queued_workloads(name)),
-                    inadmissible_pending=len(inadmissible),
+                    active_pending=queued,
+                    inadmissible_pending=inadmissible,
                     reserving=status.reserving_workloads,
                     admitted=status.admitted_workloads,
                 ),
@@ -413,23 +410,17 @@ class QueueStatusWriter:
                     weighted_share=status.weighted_share,
                 ),
             )
-            self._gauge_local_queues(name, inadmissible)
+            self._gauge_local_queues(name)
 
-    def _gauge_local_queues(self, cluster_queue: str, inadmissible: list[str]) -> None:
+    def _gauge_local_queues(self, cluster_queue: str) -> None:
         assert self.metrics is not None
         engine = self.host.engine
-        parked: dict[str, int] = {}
-        for key in inadmissible:
-            queue = self.workload_queue(key) if self.workload_queue is not None else None
-            if queue:
-                lq_key = f"{key.partition('/')[0]}/{queue}"
-                parked[lq_key] = parked.get(lq_key, 0) + 1
         for lq in self.local_queues.by_index(LOCAL_QUEUE_BY_CLUSTER_QUEUE, cluster_queue):
             namespace, name = namespace_of(lq), name_of(lq)
             status = engine.local_queue_status(namespace, name)
             if status is None:
                 continue
-            stuck = parked.get(f"{namespace}/{name}", 0)
+            stuck = engine.local_queue_inadmissible_count(namespace, name)
             active = status.conditions[0].status if status.conditions else None
             self.metrics.set_local_queue(
                 namespace,

@@ -6,6 +6,8 @@ ClusterQueue after each step of random drives, structural changes included.
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +30,7 @@ from core.engine.model import (
 )
 from core.engine.pending_queue import PendingQueue
 from core.engine.queue_index import QueueIndex
-from core.engine.workload_state import WorkloadState
+from core.engine.workload_state import Where, WorkloadState
 
 # --------------------------------------------------------------------------- QueueIndex
 
@@ -168,6 +170,7 @@ OPS = st.lists(
                 "flavor",
                 "check",
                 "tick",
+                "move",
             ]
         ),
         st.integers(0, 99),
@@ -215,6 +218,11 @@ def check_index(engine: Engine) -> None:
         assert index.wanting_flush(state.flush_group(cq)) == members
         assert cq.inactive_reason() == cq._work_out_inactive_reason()
     assert engine.has_queued_work() == any(cq.active and len(cq.queue) for cq in cqs.values())
+    # Running per-LocalQueue counts agree with a scan of the queues.
+    for key in state.lqs:
+        scanned = engine._lq_pending(key)
+        stuck = sum(1 for ws in scanned if ws.where is Where.INADMISSIBLE)
+        assert engine._lq_pending_counts(key) == (len(scanned), stuck)
 
 
 def apply(engine: Engine, clock: ManualClock, op: Op, serial: int, running: list[str]) -> None:
@@ -255,6 +263,15 @@ def apply(engine: Engine, clock: ManualClock, op: Op, serial: int, running: list
     elif kind == "tick":
         clock.advance(1 + a)
         engine.tick()
+    elif kind == "move" and state_workloads(engine):
+        # A workload moved to another LocalQueue while it waits (or runs).
+        workloads = state_workloads(engine)
+        ws = workloads[a % len(workloads)]
+        engine.update_workload(dataclasses.replace(ws.spec, queue_name=QUEUES[b % len(QUEUES)]))
+
+
+def state_workloads(engine: Engine) -> list[WorkloadState]:
+    return sorted(engine._state.workloads.values(), key=lambda ws: ws.key)
 
 
 @settings(
