@@ -4,7 +4,8 @@ For each suite, its CI slice (`devfleet.conformance_suites`, `Suite.ci`) runs ag
 hub on a fleet of its own (`fleetq dev conformance --suite S --ci` does the same by hand):
 `singlecluster/baseline`'s Jobs, cohorts, fair sharing, kubectl-kueue, the visibility API,
 Pods, Deployments and StatefulSets; `singlecluster/extended`'s JobSet, MPIJob, PyTorchJob,
-JAXJob and TrainJob specs with the real operators. Specs of `ci.skips` are skipped, each
+JAXJob and TrainJob specs with the real operators; all of `multikueue/baseline`, the hub as
+manager of two workers running the agent. Specs of `ci.skips` are skipped, each
 for the reason given there. Every spec that runs must pass: a failure here is a place
 where a Kueue user's expectations and fleetq part (docs/conformance.md keeps the table).
 """
@@ -16,13 +17,13 @@ import os
 import pytest
 
 from devfleet.conformance import ConformanceOptions, run_conformance
-from devfleet.conformance_suites import BASELINE, EXTENDED, Suite
+from devfleet.conformance_suites import BASELINE, EXTENDED, MULTIKUEUE, Suite
 
 
-@pytest.mark.parametrize("suite", [BASELINE, EXTENDED], ids=lambda suite: suite.name)
+@pytest.mark.parametrize("suite", [BASELINE, EXTENDED, MULTIKUEUE], ids=lambda suite: suite.name)
 def test_upstreams_suite_slice_passes_against_fleetq(suite: Suite) -> None:
     options = ConformanceOptions(
-        fleet_name=f"conformance-{os.getpid()}",
+        fleet_name=f"{suite.fleet_name}-{os.getpid()}",
         suite=suite,
         label_filter=suite.ci.label_filter,
         skip=tuple(suite.ci.skips),
