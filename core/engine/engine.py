@@ -34,7 +34,7 @@ from core.api.admission_check import CheckState
 from core.api.cluster_queue import ClusterQueueConditionType, QueueActiveReason
 from core.api.local_queue import LocalQueueConditionType
 from core.api.workload_conditions import WorkloadReason
-from core.engine import variant_family
+from core.engine import concurrent_admission, variant_family
 from core.engine.clock import Clock, ManualClock
 from core.engine.cluster_state import (
     ClusterQueueState,
@@ -547,6 +547,11 @@ class Engine:
             self._life.schedule_backoff(ws)
 
     def _attach_reserving(self, ws: WorkloadState, cq: ClusterQueueState) -> None:
+        if concurrent_admission.is_parent(self._state, cq, ws):
+            # It carries its variant's admission; the variant holds the quota.
+            if ws.is_admitted:
+                self._life.adopt_admitted(ws)
+            return
         self._life.charge(ws, cq)
         if ws.is_admitted:
             self._life.adopt_admitted(ws)

@@ -60,14 +60,15 @@ def family_of(state: ClusterState, parent: WorkloadState) -> list[WorkloadState]
 
 
 def carried(parent: WorkloadState, family: list[WorkloadState]) -> WorkloadState | None:
-    """The variant holding quota on the flavors of the parent's admission, if any."""
+    """The variant of the flavor of the parent's admission, if the engine knows it (after
+    a restart the parent may be read before its variants: it is then left as it is)."""
     admission = parent.admission
     if admission is None:
         return None
     flavors = {f for psa in admission.pod_set_assignments for f in psa.flavors.values()}
     for v in family:
         allowed = v.spec.allowed_flavors
-        if v.has_quota_reservation and allowed and flavors == {allowed[0]}:
+        if allowed and flavors == {allowed[0]}:
             return v
     return None
 
@@ -86,7 +87,12 @@ def settle_family(state: ClusterState, lifecycle: Lifecycle, parent: WorkloadSta
             if v.active:
                 lifecycle.deactivate(v)
     held = carried(parent, family)
-    if parent.has_quota_reservation and not parent.is_evicted and (held is None or held.is_evicted):
+    if (
+        parent.has_quota_reservation
+        and not parent.is_evicted
+        and held is not None
+        and (held.is_evicted or not held.has_quota_reservation)
+    ):
         lifecycle.evict(parent, WorkloadReason.VARIANT_EVICTED.value, VARIANT_EVICTED_MESSAGE)
     for v in family:
         if (

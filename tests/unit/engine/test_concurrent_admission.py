@@ -9,6 +9,8 @@ the parent moves, and the less preferred variant is deactivated.
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.api.cluster_queue import MigrationMode
 from core.engine.clock import ManualClock
 from core.engine.config import EngineConfig
@@ -200,3 +202,25 @@ def test_with_the_gate_off_the_policy_and_the_annotation_mean_nothing() -> None:
     admitted = sorted(_admit(engine))
     assert admitted == ["ns/job", "ns/only-spot"]
     assert _flavor(engine, "ns/only-spot") == "reservation"
+
+
+def test_a_restarted_engine_reading_the_parent_first_keeps_it_and_charges_once() -> None:
+    engine = _engine({"reservation": 5000, "spot": 5000}, release_on_eviction=False)
+    _family(engine)
+    _admit(engine)
+    statuses = {key: _status(engine, key) for key in ("ns/job", "ns/job-reservation")}
+
+    restarted = _engine({"reservation": 5000, "spot": 5000}, release_on_eviction=False)
+    restarted.add_workload(dataclasses.replace(_workload("job"), status=statuses["ns/job"]))
+    restarted.add_workload(
+        dataclasses.replace(_workload("job-spot", variant_of="ns/job", flavor="spot"), active=False)
+    )
+    restarted.add_workload(
+        dataclasses.replace(
+            _workload("job-reservation", variant_of="ns/job", flavor="reservation"),
+            status=statuses["ns/job-reservation"],
+        )
+    )
+    assert _usage(restarted) == {"reservation": 200}
+    assert _true(restarted, "ns/job", "Admitted")
+    assert not _true(restarted, "ns/job", "Evicted")
