@@ -7,6 +7,7 @@ owns workload status, so it applies them at once (the driver writes the outcome)
   evicted (reason VariantEvicted), so its job stops; a variant's eviction completes (its
   quota goes back) only once the parent holds no reservation, so quota is never released
   while the job may still run on it; any other evicted variant gives its quota back now;
+- every variant inactive, none holding quota, the parent active: all are reactivated;
 - a variant admitted: the variants it outranks are deactivated (`concurrent_admission.
   outranked`), and a parent without admission takes the variant's — QuotaReserved and
   Admitted, with no usage of its own (the variant holds the quota).
@@ -103,6 +104,14 @@ def settle_family(state: ClusterState, lifecycle: Lifecycle, parent: WorkloadSta
             lifecycle.complete_eviction(v)
     if not parent.active:
         return
+    if not parent.has_quota_reservation and not any(
+        v.active or v.has_quota_reservation for v in family
+    ):
+        # Every variant is inactive and none holds quota (the parent was deactivated and
+        # is active again, say): all of them try again, as upstream reactivates them.
+        for v in family:
+            if not v.is_finished:
+                lifecycle.reactivate(v)
     admitted = next((v for v in family if v.is_admitted and not v.is_evicted), None)
     if admitted is None:
         return

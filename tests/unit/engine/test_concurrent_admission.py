@@ -224,3 +224,20 @@ def test_a_restarted_engine_reading_the_parent_first_keeps_it_and_charges_once()
     assert _usage(restarted) == {"reservation": 200}
     assert _true(restarted, "ns/job", "Admitted")
     assert not _true(restarted, "ns/job", "Evicted")
+
+
+def test_a_parent_deactivated_and_reactivated_takes_its_variants_along() -> None:
+    engine = _engine({"reservation": 5000, "spot": 5000})
+    _family(engine)
+    _admit(engine)
+    engine.update_workload(dataclasses.replace(_workload("job"), active=False))
+    assert not _status(engine, "ns/job-reservation").active
+    assert not _status(engine, "ns/job-spot").active
+    assert _usage(engine) == {}
+    assert not _true(engine, "ns/job", "Admitted")
+
+    engine.update_workload(_workload("job"))
+    assert _status(engine, "ns/job-reservation").active
+    assert _status(engine, "ns/job-spot").active
+    assert "ns/job-reservation" in _admit(engine)
+    assert _flavor(engine, "ns/job") == "reservation"
