@@ -94,7 +94,7 @@ BASELINE: Final = Suite(
     ci=CiSlice(
         label_filter=(
             f"{BASELINE_LABEL_FILTER} || feature:visibility || feature:pod || feature:deployment"
-            " || feature:statefulset"
+            " || feature:statefulset || feature:concurrent-admission"
         ),
         skips={
             "should allow to preempt the lower priority group": (
@@ -103,7 +103,7 @@ BASELINE: Final = Suite(
                 " Running ones; a kubelet would fail it), so the spec waits for Failed Pods"
             ),
         },
-        min_passed=47,
+        min_passed=49,
     ),
 )
 EXTENDED: Final = Suite(

@@ -26,8 +26,9 @@ from typing import Any
 from core.adapters.topology_encoding import TopologyAssignmentError
 from core.adapters.topology_encoding import decode as decode_topology
 from core.adapters.topology_encoding import encode as encode_topology
-from core.api import kube_time
+from core.api import concurrent_admission, kube_time
 from core.api.admission_check import AdmissionCheckConditionType, CheckState
+from core.api.cluster_queue import MigrationMode
 from core.api.json_types import Json
 from core.api.topology_assignment import DelayedTopologyRequestState
 from core.api.workload_slices import replacement_for
@@ -42,6 +43,7 @@ from core.engine.model import (
     ClusterQueueStatus,
     Cohort,
     CohortStatus,
+    ConcurrentAdmission,
     Condition,
     FlavorFungibility,
     FlavorQuotas,
@@ -70,6 +72,7 @@ from core.engine.model import (
     Workload,
     WorkloadPriorityClass,
     WorkloadStatus,
+    workload_key,
 )
 from core.engine.pod_templates import pod_set_from_template
 from core.engine.quantity import format_quantity, parse_quantity, to_base_units
@@ -249,6 +252,7 @@ def cluster_queue_from_manifest(obj: Json) -> ClusterQueue:
             for rule in checks
         ),
         terminating=bool(_meta(obj).get("deletionTimestamp")),
+        concurrent_admission=concurrent_admission_policy(spec),
     )
 
 
@@ -342,6 +346,29 @@ def runtime_class_from_manifest(obj: Json) -> RuntimeClass:
     )
 
 
+def _variant_of(obj: Json, namespace: str) -> str | None:
+    parent = concurrent_admission.parent_name(obj)
+    return workload_key(namespace, parent) if parent is not None else None
+
+
+def concurrent_admission_policy(spec: Json) -> ConcurrentAdmission | None:
+    """spec.concurrentAdmissionPolicy; a mode the engine does not know is a ManifestError."""
+    policy = spec.get("concurrentAdmissionPolicy")
+    if not policy:
+        return None
+    migration = policy.get("migration") or {}
+    mode = migration.get("mode") or MigrationMode.TRY_PREFERRED_FLAVORS.value
+    try:
+        parsed = MigrationMode(mode)
+    except ValueError:
+        raise ManifestError(
+            f"spec.concurrentAdmissionPolicy.migration.mode: unknown mode {mode!r}"
+        ) from None
+    constraints = migration.get("constraints") or {}
+    last = constraints.get("lastAcceptableFlavorName")
+    return ConcurrentAdmission(mode=parsed, last_acceptable_flavor=str(last) if last else None)
+
+
 def workload_from_manifest(
     obj: Json, priority_classes: Mapping[str, int] | None = None
 ) -> Workload:
@@ -394,6 +421,8 @@ def workload_from_manifest(
         reclaimable_pods=reclaimable,
         job_uid=str((meta.get("labels") or {}).get(JOB_UID_LABEL, "")),
         replaces=replacement_for(obj),
+        variant_of=_variant_of(obj, namespace),
+        allowed_flavors=concurrent_admission.allowed_flavors(obj),
         status=workload_status_from_dict(status_data) if status_data else None,
     )
 

@@ -104,9 +104,10 @@ class Migration(ApiStruct):
 
 
 class ConcurrentAdmissionPolicy(ApiStruct):
-    """Upstream v0.19's ConcurrentAdmission settings. Accepted and stored; fleetq runs as
-    upstream does with its ConcurrentAdmission gate off (the default): one Workload, one
-    flavor assignment, no variants."""
+    """Upstream v0.19's ConcurrentAdmission settings. Acted on only with the
+    ConcurrentAdmission feature gate (off by default, as upstream): a job's Workload then
+    gets one variant per flavor (`core.engine.concurrent_admission`); with the gate off it
+    is stored, one Workload and one flavor assignment, as upstream."""
 
     migration: Annotated[Migration, doc("Migration between flavors.", required=True)]
 
@@ -325,7 +326,7 @@ class ClusterQueueSpec(ApiStruct):
     ] = None
     concurrent_admission_policy: Annotated[
         ConcurrentAdmissionPolicy | None,
-        doc("Upstream's ConcurrentAdmission settings (its alpha gate; stored, not acted on)."),
+        doc("Upstream's ConcurrentAdmission settings (acted on with its alpha gate on)."),
     ] = None
 
 

@@ -61,6 +61,10 @@ class WorkloadReason(enum.StrEnum):
     EVICTED_ON_MANAGER_CLUSTER = "EvictedOnManagerCluster"
     WORKLOAD_SLICE_REPLACED = "WorkloadSliceReplaced"
     DEACTIVATED = "Deactivated"
+    FLAVOR_MIGRATION = "FlavorMigration"
+    """A concurrent-admission variant gave way to a sibling on a more preferred flavor."""
+    VARIANT_EVICTED = "VariantEvicted"
+    """A concurrent-admission parent whose admitted variant was evicted."""
     # Preempted
     IN_CLUSTER_QUEUE = "InClusterQueue"
     IN_COHORT_RECLAMATION = "InCohortReclamation"

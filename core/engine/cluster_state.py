@@ -271,6 +271,7 @@ class ClusterState:
         "runtime_classes",
         "topology",
         "tree",
+        "variants",
         "verdict_epoch",
         "workloads",
     )
@@ -290,6 +291,8 @@ class ClusterState:
         self.namespace_defaults: dict[str, NamespaceDefaults] = {}
         self.runtime_classes: dict[str, RuntimeClass] = {}
         self.workloads: dict[str, WorkloadState] = {}
+        # Parent workload key -> its concurrent-admission variants' keys.
+        self.variants: dict[str, set[str]] = {}
         # Topologies, nodes, pods outside TAS and what TAS workloads hold per domain.
         self.topology = TopologyState()
         # Pending workloads whose LocalQueue does not exist (yet), by LocalQueue key.

@@ -59,3 +59,6 @@ class EngineConfig:
     # ElasticJobsViaWorkloadSlices: a workload naming the slice it `replaces` is admitted
     # with that slice's usage counted as its own (False: the link is ignored).
     workload_slices: bool = True
+    # ConcurrentAdmission: a ClusterQueue's concurrentAdmissionPolicy queues its jobs as
+    # variants, one per flavor (False: the policy is ignored, as upstream's gate off).
+    concurrent_admission: bool = False

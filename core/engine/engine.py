@@ -34,6 +34,7 @@ from core.api.admission_check import CheckState
 from core.api.cluster_queue import ClusterQueueConditionType, QueueActiveReason
 from core.api.local_queue import LocalQueueConditionType
 from core.api.workload_conditions import WorkloadReason
+from core.engine import concurrent_admission, variant_family
 from core.engine.clock import Clock, ManualClock
 from core.engine.cluster_state import (
     ClusterQueueState,
@@ -110,6 +111,8 @@ class Engine:
         state = self._state
         if not state.dirty:
             return {}
+        if state.config.concurrent_admission:
+            variant_family.settle(state, self._life)
         out: StatusChanges = {}
         for key in sorted(state.dirty):
             ws = state.workloads.get(key)
@@ -117,6 +120,26 @@ class Engine:
                 out[key] = ws.status()
         state.dirty.clear()
         return out
+
+    def _link_variant(self, ws: WorkloadState, was_variant_of: str | None) -> None:
+        """Keep `state.variants` (parent -> its concurrent-admission variants) current."""
+        parent = ws.spec.variant_of
+        if was_variant_of != parent:
+            self._unlink_variant(ws.key, was_variant_of)
+        if parent is not None:
+            siblings = self._state.variants.setdefault(parent, set())
+            if ws.key not in siblings:
+                siblings.add(ws.key)
+                self._state.dirty.add(parent)  # a new variant: settle its family
+
+    def _unlink_variant(self, key: str, parent: str | None) -> None:
+        if parent is None:
+            return
+        siblings = self._state.variants.get(parent)
+        if siblings is not None:
+            siblings.discard(key)
+            if not siblings:
+                del self._state.variants[parent]
 
     def _ws(self, key: str) -> WorkloadState:
         ws = self._state.workloads.get(key)
@@ -502,6 +525,7 @@ class Engine:
         ws = WorkloadState(workload)
         self._count_requests(ws)
         state.workloads[ws.key] = ws
+        self._link_variant(ws, None)
         if workload.status is not None:
             self._adopt(ws, workload.status)
         if not ws.active:
@@ -538,6 +562,11 @@ class Engine:
             self._life.schedule_backoff(ws)
 
     def _attach_reserving(self, ws: WorkloadState, cq: ClusterQueueState) -> None:
+        if concurrent_admission.is_parent(self._state, cq, ws):
+            # It carries its variant's admission; the variant holds the quota.
+            if ws.is_admitted:
+                self._life.adopt_admitted(ws)
+            return
         self._life.charge(ws, cq)
         if ws.is_admitted:
             self._life.adopt_admitted(ws)
@@ -554,6 +583,7 @@ class Engine:
             return self.add_workload(workload)
         old = ws.spec
         ws.spec = workload
+        self._link_variant(ws, old.variant_of)
         if old.active != workload.active:
             if workload.active:
                 self._life.reactivate(ws)
@@ -594,6 +624,8 @@ class Engine:
         ws = state.workloads.pop(key, None)
         if ws is not None:
             self._life.forget(ws)
+            self._unlink_variant(key, ws.spec.variant_of)
+            state.dirty.add(ws.spec.variant_of or key)
         state.dirty.discard(key)
         return self._drain()
 

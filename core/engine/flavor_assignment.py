@@ -220,7 +220,16 @@ class Assignment:
 class FlavorAssigner:
     """Assigns flavors for one workload against one ClusterQueue's current quota."""
 
-    __slots__ = ("cq", "fair_sharing", "flavors", "kept_flavors", "oracle", "state", "ws")
+    __slots__ = (
+        "allowed_flavors",
+        "cq",
+        "fair_sharing",
+        "flavors",
+        "kept_flavors",
+        "oracle",
+        "state",
+        "ws",
+    )
 
     def __init__(
         self,
@@ -232,8 +241,11 @@ class FlavorAssigner:
         oracle: PreemptionOracle,
         state: ClusterState | None = None,
         kept_flavors: Mapping[str, Mapping[str, str]] | None = None,
+        allowed_flavors: frozenset[str] | None = None,
     ) -> None:
         self.ws = ws
+        # The only flavors a concurrent-admission variant may take; None: any.
+        self.allowed_flavors = allowed_flavors
         # Pod set -> resource -> flavor a replaced workload slice holds: its pods run
         # there, so the slice replacing it stays on the same flavors.
         self.kept_flavors = kept_flavors or {}
@@ -372,6 +384,11 @@ class FlavorAssigner:
         flavor = self.flavors.get(flavor_name)
         if flavor is None:
             return f"flavor {flavor_name} not found"
+        if self.allowed_flavors is not None and flavor_name not in self.allowed_flavors:
+            return (
+                f"flavor {flavor_name} is not allowed by the workload's "
+                "kueue.x-k8s.io/workload-allowed-resource-flavors annotation"
+            )
         pod_set = self.ws.spec.pod_sets[ps_index]
         kept = self.kept_flavors.get(pod_set.name, {})
         if any(kept.get(res, flavor_name) != flavor_name for res in group.covered):

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from core.api.admission_check import CheckState
 from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
+from core.engine.concurrent_admission import is_variant
 from core.engine.model import Admission, AdmissionCheckStatus
 from core.engine.queueing import dequeue, enqueue, flush_inadmissible, mark_pending
 from core.engine.quota_tree import FlavorResource, add_usages, remove_usages
@@ -214,7 +215,8 @@ class Lifecycle:
         now = state.now()
         ws.admitted_at = now
         wfpr = state.config.wait_for_pods_ready
-        if wfpr is not None:
+        # A variant runs no pods of its own: its parent's PodsReady is the one waited for.
+        if wfpr is not None and not is_variant(state, ws):
             cond = ws.conditions.get(PODS_READY)
             if cond is None or not cond.status:
                 ws.set_condition(
@@ -228,7 +230,11 @@ class Lifecycle:
 
     def adopt_admitted(self, ws: WorkloadState) -> None:
         """Re-arm timers for a workload that was already admitted before the engine started."""
-        if self.state.config.wait_for_pods_ready is not None and not ws.is_true(PODS_READY):
+        if (
+            self.state.config.wait_for_pods_ready is not None
+            and not ws.is_true(PODS_READY)
+            and not is_variant(self.state, ws)
+        ):
             self.not_ready.add(ws.key)
             deadline = self.pods_ready_deadline(ws)
             if deadline is not None:

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.api.admission_check import CheckState
+from core.api.cluster_queue import MigrationMode
 from core.api.topology_assignment import DelayedTopologyRequestState
 from core.api.workload_conditions import WorkloadReason
 
@@ -215,6 +216,18 @@ class ClusterQueue:
     admission_checks: tuple[AdmissionCheckRule, ...] = ()
     # Set when the object carries a deletionTimestamp: no new admissions.
     terminating: bool = False
+    # spec.concurrentAdmissionPolicy (acted on only with EngineConfig.concurrent_admission).
+    concurrent_admission: ConcurrentAdmission | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConcurrentAdmission:
+    """A ClusterQueue's concurrentAdmissionPolicy: its jobs queue as one variant Workload
+    per flavor of its first resource group (see `concurrent_admission`)."""
+
+    mode: MigrationMode = MigrationMode.TRY_PREFERRED_FLAVORS
+    # Migration never goes to a flavor after this one in the queue's order; None: any.
+    last_acceptable_flavor: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,6 +434,12 @@ class Workload:
     replaces: str | None = None
     """Key of the workload slice this one replaces (an elastic job scaled up): admitted,
     it takes that slice's quota as its own, and the replaced slice is finished."""
+    variant_of: str | None = None
+    """Key of the parent Workload this one is a concurrent-admission variant of (its
+    controller owner reference names a Workload)."""
+    allowed_flavors: tuple[str, ...] | None = None
+    """The only flavors it may be assigned (the workload-allowed-resource-flavors
+    annotation); None: any."""
     status: WorkloadStatus | None = None
 
     @property

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from core.api.workload_conditions import WorkloadReason
 from core.engine.cluster_state import ClusterQueueState, ClusterState
+from core.engine.concurrent_admission import is_parent
 from core.engine.node_matching import label_selector_matches
 from core.engine.queue_order import queue_order_time
 from core.engine.workload_state import QUOTA_RESERVED, REQUEUED, Where, WorkloadState
@@ -97,6 +98,8 @@ def enqueue(state: ClusterState, ws: WorkloadState) -> None:
         return
     ws.cluster_queue = cq.name
     ws.queue_time = queue_order_time(ws, state.config)
+    if is_parent(state, cq, ws):
+        return  # its variants queue instead (`concurrent_admission`)
     if not cq.active:
         mark_pending(state, ws, INADMISSIBLE, f"ClusterQueue {cq.name} is inactive")
     if backoff_expired(ws, state.now()):

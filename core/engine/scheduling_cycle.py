@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from core.api.workload_conditions import WorkloadReason
-from core.engine import topology_assigner
+from core.engine import concurrent_admission, topology_assigner
 from core.engine.cluster_state import ClusterQueueState, ClusterState
 from core.engine.fair_sharing import DRS, compare_drs, dominant_resource_share
 from core.engine.flavor_assignment import Assignment, FlavorAssigner, Mode
@@ -199,6 +199,7 @@ class SchedulingCycle:
             oracle=self.preemptor.simulate,
             state=self.state,
             kept_flavors=kept_flavors(replaced_slice(self.state, ws, cq)),
+            allowed_flavors=concurrent_admission.allowed_flavors(self.state, ws),
         )
 
     def _targets(
@@ -233,7 +234,7 @@ class SchedulingCycle:
         mode = full.mode()
         if mode == Mode.FIT:
             return full, []
-        if mode == Mode.PREEMPT:
+        if mode == Mode.PREEMPT and not concurrent_admission.is_variant(self.state, ws):
             targets = self._targets(ws, cq, full)
             if targets:
                 return full, targets
@@ -295,7 +296,7 @@ class SchedulingCycle:
             targets: list[Target] = []
             if mode == Mode.FIT:
                 ok = True
-            elif mode == Mode.PREEMPT:
+            elif mode == Mode.PREEMPT and not concurrent_admission.is_variant(self.state, ws):
                 targets = self._targets(ws, cq, attempt)
                 ok = bool(targets)
             if ok:
@@ -337,6 +338,8 @@ class SchedulingCycle:
         cq = e.cq
         mode = assignment.mode()
         if mode == Mode.NO_FIT:
+            return
+        if self._waits_for_sibling(e):
             return
         if mode == Mode.PREEMPT and not e.targets:
             if cq.spec.preemption.reclaim_within_cohort != PreemptionPolicy.ANY:
@@ -386,6 +389,23 @@ class SchedulingCycle:
             self.result.replaced[old.key] = cq.name
         self.lifecycle.reserve(e.ws, cq, admission)
         self.result.admitted.append(AdmittedWorkload(key=e.ws.key, admission=admission))
+
+    def _waits_for_sibling(self, e: Entry) -> bool:
+        """A concurrent-admission variant whose sibling holds quota waits (evicting it
+        first to migrate); parked as inadmissible, the sibling's release wakes it."""
+        blocked = concurrent_admission.blocked(self.state, e.ws, e.cq)
+        if blocked is None:
+            return False
+        sibling = blocked.migrate_from
+        if sibling is not None and not sibling.is_evicted:
+            self.lifecycle.evict(
+                sibling,
+                WorkloadReason.FLAVOR_MIGRATION.value,
+                concurrent_admission.migration_message(e.ws),
+            )
+        e.message = f"{e.message}. {blocked.message}" if e.message else blocked.message
+        e.ws.last_assignment = None
+        return True
 
     def _skip(self, e: Entry, message: str) -> None:
         e.status = EntryStatus.SKIPPED

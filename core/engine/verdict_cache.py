@@ -57,7 +57,7 @@ def cacheable(state: ClusterState, ws: WorkloadState, cq: ClusterQueueState) -> 
     preemption = cq.spec.preemption
     if NEWER_EQUAL in (preemption.within_cluster_queue, preemption.reclaim_within_cohort):
         return False
-    if ws.spec.replaces:
+    if ws.spec.replaces or ws.spec.allowed_flavors is not None:
         return False
     last = ws.last_assignment
     # A search that resumes after the flavor tried last reads the head's own history.

@@ -43,4 +43,5 @@ def engine_config_for(configuration: Configuration) -> EngineConfig:
         wait_for_pods_ready=wait,
         release_quota_on_eviction=False,
         workload_slices=configuration.feature_gates.elastic_jobs,
+        concurrent_admission=configuration.feature_gates.concurrent_admission,
     )

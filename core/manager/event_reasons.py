@@ -31,6 +31,8 @@ class EventReason(enum.StrEnum):
     UPDATED_WORKLOAD = "UpdatedWorkload"
     FAILED_TO_START = "FailedToStart"
     ERROR_CREATING_WORKLOAD = "ErrorCreatingWorkload"
+    # Concurrent admission (upstream's concurrent-admission controller).
+    CREATED_VARIANT = "CreatedVariant"
     # Pod groups (upstream's Pod integration).
     ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"
     EXCESS_POD_DELETED = "ExcessPodDeleted"

@@ -7,7 +7,9 @@ fleetq reads the map and sorts each gate into one of three groups:
   makes the Incremental dispatcher ignore `stepSize`, as before v0.19;
   ElasticJobsViaWorkloadSlices=false turns off v0.19's default-on elastic jobs: the
   `kueue.x-k8s.io/elastic-job` annotation then means nothing; LocalQueueMetrics=false leaves
-  the `kueue_local_queue_*` series empty);
+  the `kueue_local_queue_*` series empty; ConcurrentAdmission=true, alpha and off by
+  default as upstream, acts on ClusterQueues' `concurrentAdmissionPolicy`: a variant
+  Workload per flavor, see `core.engine.concurrent_admission`);
 - fixed: fleetq always behaves as the gate's v0.19 default (or, for the kubeconfig path
   rules, as the gate's safe setting); asking for the other value is reported;
 - anything else: reported as not supported, never silently dropped.
@@ -25,6 +27,7 @@ INCREMENTAL_DISPATCHER_CONFIG = "MultiKueueIncrementalDispatcherConfig"
 ELASTIC_JOBS = "ElasticJobsViaWorkloadSlices"
 LOCAL_QUEUE_METRICS = "LocalQueueMetrics"
 MULTIKUEUE_QUOTA_AUTOMATION = "MultiKueueManagerQuotaAutomation"
+CONCURRENT_ADMISSION = "ConcurrentAdmission"
 
 HONOURED: Mapping[str, bool] = {
     DISABLE_WAIT_FOR_PODS_READY: False,
@@ -32,6 +35,7 @@ HONOURED: Mapping[str, bool] = {
     ELASTIC_JOBS: True,
     LOCAL_QUEUE_METRICS: True,
     MULTIKUEUE_QUOTA_AUTOMATION: False,
+    CONCURRENT_ADMISSION: False,
 }
 """Gate → upstream v0.19's default."""
 
@@ -61,6 +65,7 @@ class FeatureGates:
     elastic_jobs: bool = HONOURED[ELASTIC_JOBS]
     local_queue_metrics: bool = HONOURED[LOCAL_QUEUE_METRICS]
     multikueue_quota_automation: bool = HONOURED[MULTIKUEUE_QUOTA_AUTOMATION]
+    concurrent_admission: bool = HONOURED[CONCURRENT_ADMISSION]
 
 
 def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
@@ -90,4 +95,5 @@ def parse_feature_gates(raw: Any, warnings: list[str]) -> FeatureGates:
         elastic_jobs=values[ELASTIC_JOBS],
         local_queue_metrics=values[LOCAL_QUEUE_METRICS],
         multikueue_quota_automation=values[MULTIKUEUE_QUOTA_AUTOMATION],
+        concurrent_admission=values[CONCURRENT_ADMISSION],
     )

@@ -64,6 +64,7 @@ from core.manager.scheduler_loop import SchedulerLoop
 from core.manager.serving_tls import ServingCertificate, server_context
 from core.manager.tas_node_failure import NodeFailureController
 from core.manager.topology_ungater import TopologyUngater
+from core.manager.variant_controller import VariantController
 from core.manager.webhook_service import ManagerWebhooks, UrlRegistration
 from core.manager.workload_feed import WorkloadFeed
 from core.manager.workload_priority_sync import WorkloadPrioritySync
@@ -247,6 +248,17 @@ class KueueManager:
             pods=informers.admitted_pods.store,
             resource_flavors=informers.resource_flavors.store,
         )
+        self.variants = (
+            VariantController(
+                client,
+                self.events,
+                workloads=informers.workloads.store,
+                local_queues=informers.local_queues.store,
+                cluster_queues=informers.cluster_queues.store,
+            )
+            if configuration.feature_gates.concurrent_admission
+            else None
+        )
         self.scheduler = SchedulerLoop(self.host, self.metrics)
         self.webhooks = (
             ManagerWebhooks(
@@ -313,6 +325,9 @@ class KueueManager:
         for controller in self.job_controllers:
             self.informers.workloads.add_handlers(controller.workload_handlers())
         self.informers.workloads.add_handlers(self.finalizers.workload_handlers())
+        if self.variants is not None:
+            self.informers.workloads.add_handlers(self.variants.workload_handlers())
+            self.informers.cluster_queues.add_handlers(self.variants.cluster_queue_handlers())
         self.informers.workloads.add_handlers(self.topology_ungater.workload_handlers())
         self.informers.admitted_pods.add_handlers(self.topology_ungater.pod_handlers())
         # After the engine's own handler, so a replacement sees the stored assignment.
@@ -448,6 +463,8 @@ class KueueManager:
                 group.create_task(self.priority_sync.run(), name="workload-priority")
                 group.create_task(self.topology_ungater.run(), name="topology-ungater")
                 group.create_task(self.node_failures.run(), name="tas-node-failures")
+                if self.variants is not None:
+                    group.create_task(self.variants.run(), name="concurrent-admission")
                 for controller in self.job_controllers:
                     group.create_task(
                         controller.run(self.options.job_workers),

@@ -32,6 +32,7 @@ from typing import Any
 import structlog
 
 from core.adapters.kueue_manifests import format_time
+from core.api.concurrent_admission import parent_name
 from core.api.json_types import Json
 from core.api.workload_conditions import WorkloadConditionType as Cond
 from core.api.workload_conditions import WorkloadReason
@@ -284,10 +285,14 @@ class WorkloadStatusWriter:
         self.queue.add_rate_limited(key)
 
     async def _sync_active(self, key: str, obj: Json) -> None:
-        """A workload the engine deactivated gets `spec.active: false`, as upstream writes."""
+        """A workload the engine deactivated gets `spec.active: false`, as upstream writes;
+        a concurrent-admission variant the engine reactivated gets `true` back (no other
+        workload is ever reactivated by the engine)."""
         status = self.host.engine.workload_status(key)
-        spec = obj.get("spec") or {}
-        if status is None or status.active or spec.get("active", True) is False:
+        if status is None:
+            return
+        active = (obj.get("spec") or {}).get("active", True) is not False
+        if status.active == active or (status.active and parent_name(obj) is None):
             return
         try:
             written: dict[str, Any] = await self.client.patch(
@@ -295,7 +300,7 @@ class WorkloadStatusWriter:
                 name_of(obj),
                 {
                     "metadata": {"resourceVersion": resource_version_of(obj)},
-                    "spec": {"active": False},
+                    "spec": {"active": status.active},
                 },
                 patch_type=PatchType.MERGE,
                 namespace=namespace_of(obj),

@@ -25,6 +25,7 @@ from core.manager.webhooks.cert_manager import (
     default_targets,
 )
 from core.manager.webhooks.job_context import JobContextProvider
+from core.manager.webhooks.kueue_review import gated_rules
 from core.manager.webhooks.server import WebhookServer, create_app
 from core.manager.webhooks.tls import ServingCertificate
 
@@ -64,7 +65,13 @@ class WebhookRuntime:
         else:
             self.refresher = MountedCertWatcher(self.certificate, cert_dir)
         self.server = WebhookServer(
-            create_app(provider, configuration.job_kinds),
+            create_app(
+                provider,
+                configuration.job_kinds,
+                gated=gated_rules(
+                    concurrent_admission=configuration.feature_gates.concurrent_admission
+                ),
+            ),
             self.certificate,
             host=configuration.webhook_host,
             port=configuration.webhook_port,

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from core.api.registry import KindInfo
 from core.manager.webhooks.job_context import JobContextProvider
-from core.manager.webhooks.kueue_review import review_kueue_object, wrong_kind_error
+from core.manager.webhooks.kueue_review import GatedRules, review_kueue_object, wrong_kind_error
 from core.manager.webhooks.paths import VALIDATED, job_mutate_path, job_validate_path
 from core.manager.webhooks.tls import ServingCertificate
 from integrations.framework import job_webhook
@@ -54,7 +54,7 @@ _log = structlog.get_logger("core.manager.webhooks")
 
 
 def admission_handlers(
-    provider: JobContextProvider, kinds: FrameworkRegistry
+    provider: JobContextProvider, kinds: FrameworkRegistry, gated: GatedRules | None = None
 ) -> dict[str, AdmissionHandler]:
     """Every served path and the function answering its reviews."""
     handlers: dict[str, AdmissionHandler] = {}
@@ -62,7 +62,7 @@ def admission_handlers(
         handlers[job_mutate_path(kind.resource)] = _job_handler(provider, kind, mutate=True)
         handlers[job_validate_path(kind.resource)] = _job_handler(provider, kind, mutate=False)
     for validated in VALIDATED:
-        handlers[validated.path] = _kueue_handler(validated.info)
+        handlers[validated.path] = _kueue_handler(validated.info, gated)
     return handlers
 
 
@@ -79,9 +79,9 @@ def _job_handler(provider: JobContextProvider, kind: JobKind, *, mutate: bool) -
     return review_job
 
 
-def _kueue_handler(info: KindInfo) -> AdmissionHandler:
+def _kueue_handler(info: KindInfo, gated: GatedRules | None) -> AdmissionHandler:
     async def validate_object(review: Review) -> dict[str, Any]:
-        return review_kueue_object(info, review)
+        return review_kueue_object(info, review, gated)
 
     return validate_object
 
@@ -173,12 +173,13 @@ def create_app(
     kinds: FrameworkRegistry | None = None,
     *,
     max_body_bytes: int = MAX_BODY_BYTES,
+    gated: GatedRules | None = None,
 ) -> web.Application:
     """The webhook application: one POST route per served path (`kinds`: the enabled job
-    kinds; None: upstream's default, batch/job only)."""
+    kinds; None: upstream's default, batch/job only; `gated`: rules feature gates add)."""
     kinds = REGISTRY.enabled(DEFAULT_FRAMEWORKS) if kinds is None else kinds
     app = web.Application(client_max_size=max_body_bytes)
-    for path, handler in admission_handlers(provider, kinds).items():
+    for path, handler in admission_handlers(provider, kinds, gated).items():
         app.router.add_post(path, _endpoint(path, handler, max_body_bytes))
     return app
 

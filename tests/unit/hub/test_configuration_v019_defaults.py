@@ -114,3 +114,12 @@ def test_local_queue_metrics_are_on_by_default_and_the_gate_turns_them_off() -> 
     assert not loaded.configuration.feature_gates.local_queue_metrics
     resources = parse_configuration({"metrics": {"enableClusterQueueResources": True}})
     assert resources.configuration.enable_cluster_queue_resource_metrics
+
+
+def test_concurrent_admission_is_off_by_default_and_the_gate_turns_it_on() -> None:
+    default = parse_configuration({}).configuration
+    assert not default.feature_gates.concurrent_admission
+    assert not engine_config_for(default).concurrent_admission
+    loaded = parse_configuration({"featureGates": {"ConcurrentAdmission": True}})
+    assert loaded.warnings == ()
+    assert engine_config_for(loaded.configuration).concurrent_admission
