@@ -73,10 +73,15 @@ class LoopbackRelay:
             if self._server is not None:
                 self._server.close()
             current = asyncio.current_task()
-            open_connections = [t for t in asyncio.all_tasks() if t is not current]
-            for task in open_connections:
-                task.cancel()
-            await asyncio.gather(*open_connections, return_exceptions=True)
+            # A connection accepted while closing starts a task after the first look:
+            # look again until none is left, so no relay task outlives the loop.
+            for _ in range(5):
+                open_connections = [t for t in asyncio.all_tasks() if t is not current]
+                if not open_connections:
+                    break
+                for task in open_connections:
+                    task.cancel()
+                await asyncio.gather(*open_connections, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=5)
         self._loop.call_soon_threadsafe(self._loop.stop)
