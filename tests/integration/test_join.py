@@ -253,9 +253,17 @@ def test_the_minted_kubeconfig_works_for_its_role_and_is_refused_outside_it(
         with pytest.raises(ApiException) as refused:
             client.CoreV1Api(api).list_namespaced_secret(setup.identity_namespace)
         assert refused.value.status == 403
+        # Manager quota automation may list the worker's queues, never change them.
+        queues = custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+        assert queues["kind"] == "ClusterQueueList"
         with pytest.raises(ApiException) as refused_queues:
-            custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+            custom.delete_cluster_custom_object(
+                "kueue.x-k8s.io", "v1beta2", "clusterqueues", "any-queue"
+            )
         assert refused_queues.value.status == 403
+        with pytest.raises(ApiException) as refused_flavors:
+            custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "resourceflavors")
+        assert refused_flavors.value.status == 403
     # The token means nothing on another worker: each cluster signs its own tokens.
     other = yaml.safe_load(list(setup.workers.values())[1].kubeconfig.read_text())
     elsewhere = yaml.safe_load(stored_kubeconfig(kube_rest, setup, name))
