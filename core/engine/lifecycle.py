@@ -35,7 +35,6 @@ from core.engine.workload_state import (
     FINISHED,
     PODS_READY,
     PREEMPTED,
-    QUOTA_RESERVED,
     REQUEUED,
     WAITING_FOR_REPLACEMENT_PODS,
     WorkloadState,
@@ -173,16 +172,7 @@ class Lifecycle:
         ws.admission = admission
         ws.cluster_queue = cq.name
         self.charge(ws, cq)
-        ws.reserved_at = now
-        ws.set_condition(
-            QUOTA_RESERVED,
-            True,
-            WorkloadReason.QUOTA_RESERVED.value,
-            f"Quota reserved in ClusterQueue {cq.name}",
-            now,
-        )
-        ws.reset_active_condition(EVICTED, WorkloadReason.QUOTA_RESERVED.value, now)
-        ws.reset_active_condition(PREEMPTED, WorkloadReason.QUOTA_RESERVED.value, now)
+        ws.mark_reserved(f"Quota reserved in ClusterQueue {cq.name}", now)
         self._sync_checks(ws, cq)
         self.admit_if_ready(ws)
         if cq.queue.sticky == ws.key:

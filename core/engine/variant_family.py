@@ -20,7 +20,7 @@ from core.api.workload_conditions import WorkloadReason
 from core.engine import concurrent_admission as ca
 from core.engine.cluster_state import ClusterState
 from core.engine.lifecycle import Lifecycle
-from core.engine.workload_state import EVICTED, FINISHED, PREEMPTED, QUOTA_RESERVED, WorkloadState
+from core.engine.workload_state import FINISHED, WorkloadState
 
 VARIANT_EVICTED_MESSAGE = "Admitted variant was evicted"
 _MAX_ROUNDS = 4
@@ -142,15 +142,9 @@ def _carry(
         return
     parent.admission = admission
     parent.cluster_queue = admission.cluster_queue
-    parent.reserved_at = now
-    parent.set_condition(
-        QUOTA_RESERVED,
-        True,
-        WorkloadReason.QUOTA_RESERVED.value,
+    parent.mark_reserved(
         f"Quota reserved in ClusterQueue {admission.cluster_queue} by variant {variant.spec.name}",
         now,
     )
-    parent.reset_active_condition(EVICTED, WorkloadReason.QUOTA_RESERVED.value, now)
-    parent.reset_active_condition(PREEMPTED, WorkloadReason.QUOTA_RESERVED.value, now)
     state.dirty.add(parent.key)
     lifecycle.admit_if_ready(parent)

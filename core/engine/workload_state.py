@@ -194,6 +194,15 @@ class WorkloadState:
     def remove_condition(self, type_: str) -> bool:
         return self.conditions.pop(type_, None) is not None
 
+    def mark_reserved(self, message: str, now: float) -> None:
+        """Quota reserved (the admission is set): QuotaReserved True, and a past eviction
+        or preemption no longer current, as upstream's admission sets them."""
+        self.reserved_at = now
+        reason = WorkloadReason.QUOTA_RESERVED.value
+        self.set_condition(QUOTA_RESERVED, True, reason, message, now)
+        self.reset_active_condition(EVICTED, reason, now)
+        self.reset_active_condition(PREEMPTED, reason, now)
+
     def reset_active_condition(self, type_: str, reason: str, now: float) -> bool:
         """Flip a True condition to False, keeping its message as 'Previously: …'."""
         old = self.conditions.get(type_)

@@ -6,13 +6,15 @@ LocalQueue pointing at it comes or goes, when a MultiKueue AdmissionCheck, confi
 cluster changes, when a worker connects or disconnects, and every `resync_seconds`: the
 hub does not watch workers' queues, so a change of a worker's quota is seen by the next
 resync (upstream watches them; a LIST of LocalQueues and ClusterQueues per worker and
-automated queue per resync is what this costs instead). The spec write carries the
-resourceVersion read, so a concurrent edit makes it retry rather than be overwritten.
+resync is what this costs instead, shared by the automated queues reconciled together).
+The spec write carries the resourceVersion read, so a concurrent edit makes it retry
+rather than be overwritten.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -31,6 +33,7 @@ from core.kube.informer import EventHandlers, Informer
 from core.kube.micro_time import utc_now
 from core.kube.workqueue import WorkQueue
 from core.manager.field_manager import MULTIKUEUE_FIELD_MANAGER
+from core.manager.queue_status import merge_conditions, queue_status_patch
 from hub.multikueue.connections.cluster_list_reference import cluster_list_reference
 from hub.multikueue.connections.cluster_lists import ClusterLists
 from hub.multikueue.connections.registry import WorkerRegistry
@@ -54,6 +57,9 @@ LOCAL_QUEUES = kind_info("LocalQueue")
 CONDITION = ClusterQueueConditionType.MULTIKUEUE_MANAGER_QUOTA_AUTOMATION.value
 DEFAULT_RESYNC_SECONDS = 15.0
 REMOTE_LIST_TIMEOUT_SECONDS = 10.0
+WORKER_LIST_REUSE_SECONDS = 2.0
+"""A resync reconciles every automated queue at once: they share one pair of LISTs per
+worker instead of each making its own."""
 
 
 def _condition_of(cq: Json) -> Json | None:
@@ -64,34 +70,23 @@ def _condition_of(cq: Json) -> Json | None:
 
 
 def conditions_with(cq: Json, wanted: WantedCondition | None, now: datetime) -> list[Json] | None:
-    """The queue's conditions with ours set to `wanted` (removed if None); None: unchanged."""
-    current = [dict(c) for c in (cq.get("status") or {}).get("conditions") or ()]
-    old = _condition_of(cq)
-    others = [c for c in current if c.get("type") != CONDITION]
+    """The queue's conditions with ours set to `wanted` (removed if None); None: unchanged.
+    Merged as the queue status writer merges its own (`merge_conditions`), so neither
+    drops the other's condition and a held status keeps its transition time."""
+    status = cq.get("status") or {}
+    current = [dict(c) for c in status.get("conditions") or ()]
     if wanted is None:
-        return None if old is None else others
-    generation = (cq.get("metadata") or {}).get("generation")
-    if (
-        old is not None
-        and old.get("status") == wanted.status.value
-        and old.get("reason") == wanted.reason
-        and old.get("message") == wanted.message
-        and old.get("observedGeneration") == generation
-    ):
-        return None
-    same_status = old is not None and old.get("status") == wanted.status.value
-    condition: Json = {
+        others = [c for c in current if c.get("type") != CONDITION]
+        return None if len(others) == len(current) else others
+    condition = {
         "type": CONDITION,
         "status": wanted.status.value,
         "reason": wanted.reason,
         "message": wanted.message,
-        "lastTransitionTime": old.get("lastTransitionTime")
-        if same_status and old
-        else format_time(now),
+        "lastTransitionTime": format_time(now),
     }
-    if generation:
-        condition["observedGeneration"] = generation
-    return [*others, condition]
+    merged = merge_conditions(status, [condition], (cq.get("metadata") or {}).get("generation"))
+    return None if queue_status_patch(status, {"conditions": merged}) is None else merged
 
 
 class QuotaAutomationController:
@@ -114,6 +109,8 @@ class QuotaAutomationController:
         self.lists = lists
         self.registry = registry
         self.resync_seconds = resync_seconds
+        self._listed: dict[str, tuple[float, WorkerQueues]] = {}
+        """Worker → (when read, monotonic; its queues)."""
         self.wall_clock = wall_clock
         self.cluster_queues: Informer[Json] = Informer(client, CLUSTER_QUEUES, into=dict)
         self.local_queues: Informer[Json] = Informer(client, LOCAL_QUEUES, into=dict)
@@ -227,10 +224,13 @@ class QuotaAutomationController:
         client = None if connection is None or not connection.connected else connection.client
         if client is None:
             return None
+        read = self._listed.get(cluster)
+        if read is not None and time.monotonic() - read[0] < WORKER_LIST_REUSE_SECONDS:
+            return read[1]
         async with asyncio.timeout(REMOTE_LIST_TIMEOUT_SECONDS):
             local_queues, _ = await client.list_all(LOCAL_QUEUES, into=dict)
             cluster_queues, _ = await client.list_all(CLUSTER_QUEUES, into=dict)
-        return WorkerQueues(
+        queues = WorkerQueues(
             local_queues={
                 (str((lq.get("metadata") or {}).get("namespace")), _name(lq)): str(
                     (lq.get("spec") or {}).get("clusterQueue") or ""
@@ -239,6 +239,8 @@ class QuotaAutomationController:
             },
             cluster_queues={_name(q): q for q in cluster_queues},
         )
+        self._listed[cluster] = (time.monotonic(), queues)
+        return queues
 
     async def _write_quotas(self, cq: Json, plan: QuotaPlan) -> None:
         metadata = cq.get("metadata") or {}
